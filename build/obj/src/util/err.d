@@ -1,0 +1,2 @@
+build/obj/src/util/err.o: src/util/err.c include/cuzk/err.h
+include/cuzk/err.h:

@@ -1,0 +1,184 @@
+/* groth16.h: constraint-system shapes (CSR), assignments, the backend-agnostic Groth16
+ * prover front with its CPU backend, the verifier, local trusted setup, and the Filecoin /
+ * bellperson file formats (.params, .vk, 192-byte proofs). See docs/groth16.md.
+ *
+ * Variables: index 0 of the inputs is the constant ONE. Matrix columns are "inputs first,
+ * then aux": column j < n_inputs is input j, column n_inputs + k is aux k. Row order is the
+ * order of enforce() calls, followed by one row "input_i * 0 = 0" (A = input_i) per input, as
+ * bellperson appends them; n_constraints counts those rows too. */
+#ifndef CUZK_GROTH16_H
+#define CUZK_GROTH16_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/err.h"
+#include "cuzk/ff.h"
+
+struct pool;
+
+/* ------------------------------------------------------------------ shapes -- */
+
+/* One sparse matrix in CSR form. Coefficients are deduplicated: coeff_idx[k] indexes the
+ * shape's table of distinct Fr values (Montgomery form), so a nonzero costs 4 + 2 bytes. */
+struct g16_matrix {
+    uint64_t *row_ptr;      /* n_constraints + 1 entries; owned by the shape */
+    uint32_t *col;          /* nnz entries, column index (inputs first, then aux) */
+    uint16_t *coeff_idx;    /* nnz entries, index into g16_shape.coeffs */
+    uint64_t nnz;
+};
+
+/* A circuit's recorded constraint system. Invariant: every matrix has n_constraints rows;
+ * density bitmaps are 64-bit words, bit j of word k = variable 64k + j ("appears with a
+ * nonzero coefficient"); there is no A-input bitmap since every input has its own row. */
+struct g16_shape {
+    uint32_t n_inputs;              /* including ONE */
+    uint32_t n_aux;
+    uint64_t n_constraints;         /* including the n_inputs input rows */
+    struct g16_matrix a, b, c;
+    fr_t *coeffs;                   /* distinct coefficients, Montgomery form */
+    uint32_t n_coeffs;              /* <= 65536 */
+    uint64_t *a_aux_density;        /* ceil(n_aux / 64) words */
+    uint64_t *b_inp_density;        /* ceil(n_inputs / 64) words */
+    uint64_t *b_aux_density;        /* ceil(n_aux / 64) words */
+    uint64_t a_aux_count, b_inp_count, b_aux_count;   /* popcounts */
+};
+
+void g16_shape_free(struct g16_shape *s);   /* frees the arrays, not s itself */
+
+/* Linear combination: n terms of (variable, coefficient). Variables are tagged handles from
+ * g16_alloc_input / g16_alloc_aux (see G16_VAR_*), so allocation may interleave inputs and
+ * aux (PoRep does): columns are assigned only at finalize, when the input count is final. */
+#define G16_VAR_AUX_BIT 0x80000000u
+#define G16_VAR_INPUT(i) ((uint32_t)(i))
+#define G16_VAR_AUX(i) ((uint32_t)(i) | G16_VAR_AUX_BIT)
+#define G16_VAR_ONE G16_VAR_INPUT(0)
+struct g16_term { uint32_t var; fr_t coeff; };
+struct g16_lc { const struct g16_term *t; size_t n; };
+
+/* Builder: records constraints into a shape. count_only = true keeps only counts, nnz and
+ * densities (for huge circuits in CI) and stores no matrix. One thread per builder. */
+struct g16_builder;
+struct g16_builder *g16_builder_new(bool count_only, struct cuzk_error *err);
+void g16_builder_free(struct g16_builder *b);
+uint32_t g16_alloc_input(struct g16_builder *b);   /* returns G16_VAR_INPUT(k); ONE is 0 */
+uint32_t g16_alloc_aux(struct g16_builder *b);     /* returns G16_VAR_AUX(k) */
+/* Record a * b = c. Terms with zero coefficients are dropped, duplicate variables merged. */
+int g16_enforce(struct g16_builder *b, struct g16_lc a, struct g16_lc bb, struct g16_lc c);
+/* Append the input rows and produce the shape (moved out; builder is then empty). */
+int g16_builder_finish(struct g16_builder *b, struct g16_shape *out, struct cuzk_error *err);
+
+/* Shape files: little-endian, magic "CUZKSHP1", version, counts, arrays, CRC-32C trailer. */
+int g16_shape_save(const struct g16_shape *s, const char *path, struct cuzk_error *err);
+int g16_shape_load(struct g16_shape *s, const char *path, struct cuzk_error *err);
+
+/* ------------------------------------------------------------- assignment -- */
+
+/* Values of one circuit instance, Montgomery form. Borrowed by every API below. */
+struct g16_assignment {
+    const fr_t *inputs;     /* n_inputs values, inputs[0] == 1 */
+    const fr_t *aux;        /* n_aux values */
+};
+
+/* a/b/c[row] = (A|B|C)[row] . w over all n_constraints rows (multi-threaded SpMV). */
+int g16_eval_abc(fr_t *a, fr_t *b, fr_t *c, const struct g16_shape *s,
+                 const struct g16_assignment *w, struct pool *pool, struct cuzk_error *err);
+/* CUZK_E_UNSATISFIED naming the first row where a*b != c; CUZK_OK if all rows hold. */
+int g16_check(const struct g16_shape *s, const struct g16_assignment *w, struct pool *pool,
+              struct cuzk_error *err);
+
+/* ------------------------------------------------------------------- keys -- */
+
+struct g16_vk {
+    g1_aff_t alpha_g1, beta_g1;
+    g2_aff_t beta_g2, gamma_g2;
+    g1_aff_t delta_g1;
+    g2_aff_t delta_g2;
+    g1_aff_t *ic;           /* n_ic = n_inputs points; owned */
+    uint32_t n_ic;
+};
+
+/* Proving key in memory: affine points, Montgomery form (bytes shared with the GPU). */
+struct g16_pk {
+    struct g16_vk vk;
+    g1_aff_t *h;  uint64_t n_h;     /* N - 1 points; the NTT domain is N = 2^ceil_log2(n_h) */
+    g1_aff_t *l;  uint64_t n_l;     /* one per aux variable */
+    g1_aff_t *a;  uint64_t n_a;     /* all inputs, then A-dense aux */
+    g1_aff_t *b_g1; uint64_t n_b;   /* B-dense inputs, then B-dense aux */
+    g2_aff_t *b_g2;                 /* n_b points, same indices */
+};
+void g16_vk_free(struct g16_vk *vk);
+void g16_pk_free(struct g16_pk *pk);
+
+/* Local trusted setup for tests, benchmarks and demos. NOT FOR PRODUCTION: the toxic waste
+ * is known to this process. rng NULL = OS randomness. */
+int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng /* cuzk_rng* or NULL */,
+              struct pool *pool, struct cuzk_error *err);
+
+/* ----------------------------------------------------------------- proving -- */
+
+struct g16_proof { g1_aff_t a; g2_aff_t b; g1_aff_t c; };
+
+/* Wall time per phase, nanoseconds (summed over the circuits of one call). */
+struct g16_timings {
+    uint64_t abc_ns, ntt_ns, msm_h_ns, msm_l_ns, msm_a_ns, msm_b_g1_ns, msm_b_g2_ns,
+             assembly_ns, total_ns;
+};
+
+/* The five MSM results of one circuit; a backend computes these, the front assembles. */
+struct g16_msm_results { g1_jac_t h, l, a, b_g1; g2_jac_t b_g2; };
+
+/* A prover backend: given the shape, key and one assignment, compute the MSM results
+ * (a/b/c, the h pipeline and the five MSMs). The CPU backend is g16_backend_cpu; the GPU
+ * backend lives in gpu.h. ctx is the backend's own state (NULL for the CPU: default pool). */
+typedef int (*g16_backend_fn)(struct g16_msm_results *out, const struct g16_shape *s,
+                              const struct g16_pk *pk, const struct g16_assignment *w,
+                              void *ctx, struct g16_timings *t, struct cuzk_error *err);
+int g16_backend_cpu(struct g16_msm_results *out, const struct g16_shape *s,
+                    const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
+                    struct g16_timings *t, struct cuzk_error *err);
+
+/* Prove n circuits of the same shape. r, s: n blinding pairs (Montgomery) or NULL to draw
+ * them from the OS RNG. backend NULL = CPU. Same r, s => same bytes on every backend. */
+int g16_prove(struct g16_proof *proofs, const struct g16_shape *s, const struct g16_pk *pk,
+              const struct g16_assignment *w, size_t n, const fr_t *r, const fr_t *s_blind,
+              g16_backend_fn backend, void *backend_ctx, struct g16_timings *t,
+              struct cuzk_error *err);
+
+/* --------------------------------------------------------------- verifying -- */
+
+struct g16_pvk;   /* prepared verifying key (opaque) */
+struct g16_pvk *g16_pvk_new(const struct g16_vk *vk, struct cuzk_error *err);
+void g16_pvk_free(struct g16_pvk *pvk);
+/* inputs: n_inputs - 1 public inputs (ONE excluded), Montgomery form.
+ * CUZK_OK if valid, CUZK_E_VERIFY_FAILED if not, CUZK_E_IDENTITY for an identity A/B/C,
+ * CUZK_E_INVALID_ARG for a wrong input count. */
+int g16_verify(const struct g16_pvk *pvk, const struct g16_proof *proof, const fr_t *inputs,
+               size_t n_inputs, struct cuzk_error *err);
+
+/* ----------------------------------------------------------------- formats -- */
+
+enum g16_validate {
+    G16_VALIDATE_NONE,      /* coordinates < p only */
+    G16_VALIDATE_CURVE,     /* + on the curve */
+    G16_VALIDATE_FULL       /* + in the prime-order subgroup */
+};
+/* .params (bellperson layout) read with mmap; errors name file, section and index, e.g.
+ * "x.params: h[1048575]: not on the curve". A digest cache next to the file
+ * ("<file>.validated") lets a fully validated file skip validation next time. */
+int g16_params_read(struct g16_pk *pk, const char *path, enum g16_validate mode,
+                    struct pool *pool, struct cuzk_error *err);
+int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_error *err);
+int g16_vk_read(struct g16_vk *vk, const char *path, struct cuzk_error *err);
+int g16_vk_write(const struct g16_vk *vk, const char *path, struct cuzk_error *err);
+
+#define G16_PROOF_BYTES 192
+/* A (G1 compressed) || B (G2 compressed) || C (G1 compressed). */
+void g16_proof_to_bytes(uint8_t out[G16_PROOF_BYTES], const struct g16_proof *p);
+/* Decompresses, subgroup-checks, rejects identity A/B/C (CUZK_E_IDENTITY). */
+int g16_proof_from_bytes(struct g16_proof *p, const uint8_t in[G16_PROOF_BYTES],
+                         struct cuzk_error *err);
+
+#endif

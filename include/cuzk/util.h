@@ -1,0 +1,53 @@
+/* util.h: the shared thread pool, random numbers, allocation seam and timing.
+ * See docs/decisions.md ("Thread pool"). */
+#ifndef CUZK_UTIL_H
+#define CUZK_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/err.h"
+
+/* ---- allocation seam: all large library allocations go through here (tests may inject
+ * failures with cuzk_alloc_fail_after). Return NULL on failure, never abort. ---- */
+void *cuzk_malloc(size_t n);
+void *cuzk_calloc(size_t n, size_t size);
+void *cuzk_realloc(void *p, size_t n);
+void cuzk_free(void *p);
+/* Test hook: the (n+1)-th allocation from now fails; -1 disables. */
+void cuzk_alloc_fail_after(long n);
+
+/* ---- thread pool ----
+ * One pool is shared by the whole library (MSM, NTT, SpMV, validation). A parallel_for
+ * blocks the caller, which also works on its own job; calls from several threads at once
+ * are allowed (jobs are served in FIFO order); a call made from inside a pool worker runs
+ * serially on that worker (no deadlock on nesting). */
+struct pool;
+/* nthreads = 0: the number of online CPUs. Returns NULL and fills err on failure. */
+struct pool *pool_new(unsigned nthreads, struct cuzk_error *err);
+void pool_free(struct pool *p);
+/* Number of threads that work on a job, the caller included. */
+unsigned pool_size(const struct pool *p);
+/* Process-wide pool, created on first use with CUZK_THREADS (env) or all CPUs. Never NULL
+ * (falls back to a 1-thread "pool" that runs inline if threads cannot be created). */
+struct pool *pool_default(void);
+/* fn(ctx, begin, end, worker): process items [begin, end); worker in [0, pool_size). */
+typedef void (*pool_fn)(void *ctx, size_t begin, size_t end, unsigned worker);
+/* Split [0, n) into chunks of at least `grain` items and run them on the pool. */
+void pool_parallel_for(struct pool *p, size_t n, size_t grain, pool_fn fn, void *ctx);
+
+/* ---- random numbers ----
+ * cuzk_rng: xoshiro256** for tests and benchmarks (reproducible from a seed; NOT for
+ * proof blinding). cuzk_os_random: the kernel's CSPRNG (getrandom). */
+typedef struct { uint64_t s[4]; } cuzk_rng;
+void cuzk_rng_seed(cuzk_rng *rng, uint64_t seed);
+uint64_t cuzk_rng_u64(cuzk_rng *rng);
+void cuzk_rng_bytes(cuzk_rng *rng, void *out, size_t n);
+/* Fills out with n bytes from getrandom(2); CUZK_E_IO if the kernel refuses. */
+int cuzk_os_random(void *out, size_t n, struct cuzk_error *err);
+
+/* ---- time ---- */
+uint64_t cuzk_now_ns(void);   /* CLOCK_MONOTONIC */
+
+#endif
