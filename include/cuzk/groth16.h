@@ -89,6 +89,24 @@ int g16_eval_abc(fr_t *a, fr_t *b, fr_t *c, const struct g16_shape *s,
 int g16_check(const struct g16_shape *s, const struct g16_assignment *w, struct pool *pool,
               struct cuzk_error *err);
 
+/* -------------------------------------------------------------------- NTT -- */
+
+/* Radix-2 NTT over Fr on 2^lg points (lg <= 28), natural order in and out, Montgomery form.
+ * omega_lg = FR_ROOT_OF_UNITY_2_32^(2^(32-lg)); forward: v[j] <- sum_i v[i] omega^(ij);
+ * inverse includes the 1/N scaling. Multi-threaded over pool (NULL = one thread). */
+void g16_domain_omega(fr_t *omega, unsigned lg);
+void g16_ntt(fr_t *v, unsigned lg, bool inverse, struct pool *pool);
+/* Coset NTT with generator g = 7 (FR_GENERATOR): forward evaluates at g*omega^j
+ * (v[i] *= g^i, then NTT); inverse undoes it (iNTT, then v[i] *= g^-i). */
+void g16_coset_ntt(fr_t *v, unsigned lg, bool inverse, struct pool *pool);
+/* The h pipeline (bellperson/supraseal): for x in a, b, c (each N = 2^lg entries, the first
+ * abc_len meaningful, the rest must be zero): iNTT, coset NTT; then a = (a*b - c) / (g^N - 1)
+ * pointwise; then inverse coset NTT. On return a holds the N coefficients of h (h[N-1] = 0);
+ * b and c are clobbered. */
+void g16_compute_h(fr_t *a, fr_t *b, fr_t *c, unsigned lg, struct pool *pool);
+/* lg = ceil_log2(n_h) for a key with n_h H points (the domain comes from the key). */
+unsigned g16_domain_lg(uint64_t n_h);
+
 /* ------------------------------------------------------------------- keys -- */
 
 struct g16_vk {

@@ -1,0 +1,25 @@
+/* bench.h: cuzk-bench subcommand registry. Each cmd/cuzk-bench/*.c file registers its
+ * subcommands with BENCH_CMD, so adding one needs no edit elsewhere. */
+#ifndef CUZK_BENCH_H
+#define CUZK_BENCH_H
+
+#include <stddef.h>
+
+typedef int (*bench_cmd_fn)(int argc, char **argv);   /* argv[0] is the subcommand name */
+void bench_register(const char *name, const char *help, bench_cmd_fn fn);
+
+#define BENCH_CMD(ident, name, help)                                               \
+    static int bench_##ident(int argc, char **argv);                               \
+    __attribute__((constructor)) static void bench_reg_##ident(void)               \
+    {                                                                              \
+        bench_register(name, help, bench_##ident);                                 \
+    }                                                                              \
+    static int bench_##ident(int argc, char **argv)
+
+/* Global options parsed by main before the subcommand: -a/--addr ADDR (daemon address). */
+extern const char *bench_addr;
+
+/* Median of n doubles (sorts in place). */
+double bench_median(double *v, size_t n);
+
+#endif

@@ -1,0 +1,64 @@
+/* main.c: cuzk-bench entry point: global flags, then dispatch to a registered subcommand. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define MAX_CMDS 64
+static struct { const char *name, *help; bench_cmd_fn fn; } cmds[MAX_CMDS];
+static int ncmds;
+const char *bench_addr = "127.0.0.1:9820";
+
+void bench_register(const char *name, const char *help, bench_cmd_fn fn)
+{
+    if (ncmds < MAX_CMDS) {
+        cmds[ncmds].name = name;
+        cmds[ncmds].help = help;
+        cmds[ncmds].fn = fn;
+        ncmds++;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, size_t n)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cuzk-bench [-a ADDR] COMMAND [ARGS]\n\ncommands:\n");
+    for (int i = 0; i < ncmds; i++) fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        if ((!strcmp(argv[i], "-a") || !strcmp(argv[i], "--addr")) && i + 1 < argc) {
+            bench_addr = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    for (int c = 0; c < ncmds; c++)
+        if (!strcmp(cmds[c].name, argv[i])) return cmds[c].fn(argc - i, argv + i);
+    fprintf(stderr, "cuzk-bench: unknown command '%s'\n", argv[i]);
+    usage(stderr);
+    return 2;
+}
