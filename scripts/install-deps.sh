@@ -1,0 +1,16 @@
+#!/bin/sh
+# install-deps.sh: install the Debian packages cuzk builds and tests with (idempotent; needs
+# root or sudo). Only packages missing from the machine are installed.
+set -e
+PKGS="make gcc clang libgmp-dev libssl-dev pkg-config curl \
+libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
+libmicrohttpd-dev libjansson-dev libsystemd-dev python3-grpcio python3-protobuf"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+echo "install-deps: installing$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
