@@ -1,6 +1,0 @@
-build/obj/src/ff/fp.o: src/ff/fp.c include/cuzk/ff.h include/cuzk/err.h \
- src/ff/ff_internal.h src/ff/field_impl.h
-include/cuzk/ff.h:
-include/cuzk/err.h:
-src/ff/ff_internal.h:
-src/ff/field_impl.h:
