@@ -133,4 +133,13 @@ void fp12_pow(fp12_t *out, const fp12_t *a, const uint64_t *e, size_t n);
 bool fp12_eq(const fp12_t *a, const fp12_t *b);
 bool fp12_is_one(const fp12_t *a);
 
+/* ---- implementation choice ---- */
+/* Which Fp/Fr multiplication runs: "x86-64 mulx/adx" (chosen at load time when the CPU has
+ * BMI2 and ADX) or "portable C" (other CPUs, -O0 builds, or -DCUZK_PORTABLE_FF). Both give
+ * bit-identical results. */
+const char *ff_backend(void);
+/* For tests and benchmarks: force the portable C code (on) or return to the fastest one the CPU
+ * supports (off). Call only while no other thread is doing field arithmetic. */
+void ff_force_portable(bool on);
+
 #endif

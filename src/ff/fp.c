@@ -28,6 +28,10 @@ const fp_t FP_ONE = {{0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753
 const fp_t FP_MODULUS = {{0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL,
                           0x64774b84f38512bfULL, 0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL}};
 
+/* R^3 mod p: turns the GCD's (x R)^-1 into x^-1 R with one Montgomery product */
+static const fp_t P_R3 = {{0xed48ac6bd94ca1e0ULL, 0x315f831e03a7adf8ULL, 0x9a53352a615e29ddULL,
+                           0x34c04e5e921e1761ULL, 0x2512d43565724728ULL, 0x0aa6346091755d4dULL}};
+
 #define F fp_t
 #define P(name) fp_##name
 #define NL 6
@@ -37,6 +41,11 @@ const fp_t FP_MODULUS = {{0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2
 #define R2 P_R2
 #define EXP_M2 P_M2
 #define EXP_HALF P_HALF
+#define R3 (&P_R3)
+#define INV_BATCHES 25   /* ceil((2 * 381 - 1) / 31) */
+#define MUL_X86 ff__x86_mont_mul6
+#define ADD_X86 ff__x86_add6
+#define SUB_X86 ff__x86_sub6
 #include "field_impl.h"
 
 bool fp_sqrt(fp_t *out, const fp_t *a)

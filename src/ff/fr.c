@@ -28,6 +28,10 @@ const fr_t FR_ROOT_OF_UNITY_2_32 = {{0xb9b58d8c5f0e466aULL, 0x5b1b4c801819d7ecUL
 const fr_t FR_GENERATOR = {{0x0000000efffffff1ULL, 0x17e363d300189c0fULL,
                             0xff9c57876f8457b0ULL, 0x351332208fc5a8c4ULL}};
 
+/* R^3 mod r: turns the GCD's (x R)^-1 into x^-1 R with one Montgomery product */
+static const fr_t R_R3 = {{0xc62c1807439b73afULL, 0x1b3e0d188cf06990ULL, 0x73d13c71c7b5f418ULL,
+                           0x6e2a5bb9c8db33e9ULL}};
+
 #define F fr_t
 #define P(name) fr_##name
 #define NL 4
@@ -37,6 +41,11 @@ const fr_t FR_GENERATOR = {{0x0000000efffffff1ULL, 0x17e363d300189c0fULL,
 #define R2 R_R2
 #define EXP_M2 R_M2
 #define EXP_HALF R_HALF
+#define R3 (&R_R3)
+#define INV_BATCHES 17   /* ceil((2 * 255 - 1) / 31) */
+#define MUL_X86 ff__x86_mont_mul4
+#define ADD_X86 ff__x86_add4
+#define SUB_X86 ff__x86_sub4
 #include "field_impl.h"
 
 bool fr_sqrt(fr_t *out, const fr_t *a)
