@@ -1,4 +1,4 @@
-/* bench.h: cuzk-bench subcommand registry. Each cmd/cuzk-bench/*.c file registers its
+/* bench.h: cuzk-bench subcommand registry. Each cmd/cuzk-bench/ source file registers its
  * subcommands with BENCH_CMD, so adding one needs no edit elsewhere. */
 #ifndef CUZK_BENCH_H
 #define CUZK_BENCH_H
