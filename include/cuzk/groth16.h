@@ -198,5 +198,48 @@ void g16_proof_to_bytes(uint8_t out[G16_PROOF_BYTES], const struct g16_proof *p)
 /* Decompresses, subgroup-checks, rejects identity A/B/C (CUZK_E_IDENTITY). */
 int g16_proof_from_bytes(struct g16_proof *p, const uint8_t in[G16_PROOF_BYTES],
                          struct cuzk_error *err);
+/* n proofs concatenated (Filecoin: partition proofs in partition order), n * 192 bytes. */
+void g16_proofs_to_bytes(uint8_t *out, const struct g16_proof *p, size_t n);
+/* in_len must be exactly n * 192 (CUZK_E_FORMAT otherwise); errors name the proof index and
+ * which of A/B/C failed, e.g. "proof[3]: B: not in the prime-order subgroup". */
+int g16_proofs_from_bytes(struct g16_proof *out, size_t n, const uint8_t *in, size_t in_len,
+                          struct cuzk_error *err);
+
+/* Counts and byte offsets of a .params or .vk file, found by reading only the count words
+ * (no full load). Checks the layout: truncation (CUZK_E_TRUNCATED, naming the section),
+ * impossible counts and trailing bytes (CUZK_E_FORMAT). A file that ends right after ic is
+ * a .vk (vk_only; the other counts are 0). Any thread. */
+struct g16_params_info {
+    uint64_t file_bytes;
+    bool vk_only;
+    uint32_t n_ic;
+    uint64_t n_h, n_l, n_a, n_b_g1, n_b_g2;
+    uint64_t off_ic, off_h, off_l, off_a, off_b_g1, off_b_g2;  /* offset of each first point */
+};
+int g16_params_info(struct g16_params_info *out, const char *path, struct cuzk_error *err);
+
+/* g16_params_read with options. progress: -1 = automatic (files over 1 GiB print a line to
+ * stderr every ~10%), 0 = off, 1 = on. use_cache: consult and (after a FULL validation)
+ * write "<file>.validated". report may be NULL. */
+struct g16_params_read_opts {
+    enum g16_validate mode;
+    bool use_cache;
+    int progress;
+};
+struct g16_params_read_report {
+    bool cache_hit;         /* the cache matched: curve/subgroup checks were skipped */
+    bool cache_written;     /* a FULL validation succeeded and the cache was (re)written */
+    bool digest_valid;      /* digest was computed (mode != NONE) */
+    uint8_t digest[16];     /* content digest of the file (see docs/formats.md) */
+    uint64_t read_ns, check_ns;
+};
+int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_params_read_opts *o,
+                       struct pool *pool, struct g16_params_read_report *report,
+                       struct cuzk_error *err);
+
+/* The 128-bit non-cryptographic digest used by the cache and by `cuzk-params info` (it
+ * detects accidental change, not an adversary). g16_vk_digest hashes the .vk bytes of vk. */
+void g16_digest128(uint8_t out[16], const void *data, size_t n);
+int g16_vk_digest(uint8_t out[16], const struct g16_vk *vk, struct cuzk_error *err);
 
 #endif
