@@ -1,0 +1,148 @@
+/* sha256.c: bellperson's SHA-256 gadget: message schedule and rounds over UInt32 with the
+ * additions deferred into multi-operand addmany calls sharing one MultiEq per block, and
+ * constant padding / IV (bellperson src/gadgets/sha256.rs). */
+#include <string.h>
+
+#include "cuzk/gadgets.h"
+#include "cuzk/util.h"
+
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static const uint32_t IV[8] = {
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+/* A working variable that is either a concrete word or a deferred sum of up to 8 words
+ * (upstream's Maybe): a and e stay deferred so their additions fuse into one addmany. */
+struct maybe {
+    gu32 ops[8];
+    unsigned n;         /* 0 = concrete (ops[0]) */
+};
+
+static gu32 maybe_compute(struct gcs *cs, struct gmultieq *m, struct maybe *x,
+                          const gu32 *extra)
+{
+    if (x->n == 0) return x->ops[0];     /* concrete: upstream ignores `extra` here too */
+    if (extra) x->ops[x->n++] = *extra;
+    return gu32_addmany(cs, m, x->ops, x->n);
+}
+
+/* x ^ rotr/shr of x, in upstream's order: first (rotr r1) ^ (rotr r2), then ^ third. */
+static gu32 sigma(struct gcs *cs, const gu32 *x, unsigned r1, unsigned r2, unsigned r3, bool shr3)
+{
+    gu32 s = gu32_rotr(x, r1);
+    gu32 t = gu32_rotr(x, r2);
+    s = gu32_xor(cs, &s, &t);
+    t = shr3 ? gu32_shr(x, r3) : gu32_rotr(x, r3);
+    return gu32_xor(cs, &s, &t);
+}
+
+void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const gu32 cur[8])
+{
+    gu32 w[64];
+    for (int i = 0; i < 16; i++) w[i] = gu32_from_bits_be(&in[32 * i]);
+
+    struct gmultieq m;
+    gmeq_init(&m);
+    for (int i = 16; i < 64; i++) {
+        gu32 ops[4];
+        ops[0] = w[i - 16];
+        ops[1] = sigma(cs, &w[i - 15], 7, 18, 3, true);
+        ops[2] = w[i - 7];
+        ops[3] = sigma(cs, &w[i - 2], 17, 19, 10, true);
+        w[i] = gu32_addmany(cs, &m, ops, 4);
+    }
+
+    struct maybe a = {.n = 0}, e = {.n = 0};
+    a.ops[0] = cur[0];
+    e.ops[0] = cur[4];
+    gu32 b = cur[1], c = cur[2], d = cur[3], f = cur[5], g = cur[6], h = cur[7];
+    for (int i = 0; i < 64; i++) {
+        gu32 new_e = maybe_compute(cs, &m, &e, NULL);
+        gu32 s1 = sigma(cs, &new_e, 6, 11, 25, false);
+        gu32 ch = gu32_sha256_ch(cs, &new_e, &f, &g);
+        gu32 new_a = maybe_compute(cs, &m, &a, NULL);
+        gu32 s0 = sigma(cs, &new_a, 2, 13, 22, false);
+        gu32 maj = gu32_sha256_maj(cs, &new_a, &b, &c);
+
+        /* temp1 = h + S1 + ch + K[i] + w[i]; e = temp1 + d; a = temp1 + S0 + maj */
+        gu32 temp1[5] = {h, s1, ch, gu32_const(K[i]), w[i]};
+        h = g;
+        g = f;
+        f = new_e;
+        memcpy(e.ops, temp1, sizeof temp1);
+        e.ops[5] = d;
+        e.n = 6;
+        d = c;
+        c = b;
+        b = new_a;
+        memcpy(a.ops, temp1, sizeof temp1);
+        a.ops[5] = s0;
+        a.ops[6] = maj;
+        a.n = 7;
+    }
+
+    gu32 two[2];
+    out[0] = maybe_compute(cs, &m, &a, &cur[0]);
+    two[0] = cur[1]; two[1] = b; out[1] = gu32_addmany(cs, &m, two, 2);
+    two[0] = cur[2]; two[1] = c; out[2] = gu32_addmany(cs, &m, two, 2);
+    two[0] = cur[3]; two[1] = d; out[3] = gu32_addmany(cs, &m, two, 2);
+    out[4] = maybe_compute(cs, &m, &e, &cur[4]);
+    two[0] = cur[5]; two[1] = f; out[5] = gu32_addmany(cs, &m, two, 2);
+    two[0] = cur[6]; two[1] = g; out[6] = gu32_addmany(cs, &m, two, 2);
+    two[0] = cur[7]; two[1] = h; out[7] = gu32_addmany(cs, &m, two, 2);
+    gmeq_finish(cs, &m);
+}
+
+static void iv_words(gu32 iv[8])
+{
+    for (int i = 0; i < 8; i++) iv[i] = gu32_const(IV[i]);
+}
+
+void g_sha256_block_no_padding(struct gcs *cs, gbool out[256], const gbool in[512])
+{
+    gu32 iv[8], h[8];
+    iv_words(iv);
+    g_sha256_compress(cs, h, in, iv);
+    for (int i = 0; i < 8; i++) gu32_to_bits_be(&out[32 * i], &h[i]);
+}
+
+void g_sha256(struct gcs *cs, gbool out[256], const gbool *in, size_t nbits)
+{
+    if (nbits % 8) {
+        gcs_fail(cs, CUZK_E_INVALID_ARG, "sha256: %zu bits is not a whole number of bytes", nbits);
+        return;
+    }
+    /* Padding as constant Booleans: a 1 bit, zeros, the 64-bit big-endian length. */
+    size_t total = nbits + 1;
+    while ((total + 64) % 512) total++;
+    total += 64;
+    gbool *p = cuzk_malloc(total * sizeof *p);
+    if (!p) {
+        gcs_fail(cs, CUZK_E_NOMEM, "sha256: padded message of %zu bits", total);
+        return;
+    }
+    memcpy(p, in, nbits * sizeof *p);
+    p[nbits] = gb_const(true);
+    for (size_t i = nbits + 1; i < total - 64; i++) p[i] = gb_const(false);
+    for (int i = 0; i < 64; i++) p[total - 64 + i] = gb_const(((uint64_t)nbits >> (63 - i)) & 1u);
+
+    gu32 cur[8];
+    iv_words(cur);
+    for (size_t blk = 0; blk < total / 512; blk++) {
+        gu32 next[8];
+        g_sha256_compress(cs, next, &p[512 * blk], cur);
+        memcpy(cur, next, sizeof cur);
+    }
+    cuzk_free(p);
+    for (int i = 0; i < 8; i++) gu32_to_bits_be(&out[32 * i], &cur[i]);
+}
