@@ -59,7 +59,8 @@ void g1_xyzz_to_jac(g1_jac_t *out, const g1_xyzz_t *p);
 void g1_jac_mul_u64s(g1_jac_t *out, const g1_jac_t *p, const uint64_t *k, size_t n);
 /* out = s * p, s an Fr element (Montgomery form). */
 void g1_jac_mul_fr(g1_jac_t *out, const g1_jac_t *p, const fr_t *s);
-/* Batch Jacobian -> affine with one inversion; pool may be NULL (then single-threaded). */
+/* Batch Jacobian -> affine with one inversion per chunk of >= 512 points (Montgomery's trick);
+ * pool may be NULL (then single-threaded). out must not overlap in; infinity -> (0, 0). */
 void g1_batch_to_aff(g1_aff_t *out, const g1_jac_t *in, size_t n, struct pool *pool);
 
 /* ---- G2 (same contracts) ---- */
