@@ -93,4 +93,136 @@ check-headers:
 clean:
 	rm -rf build build-asan
 
+# ==================================================================================== daemon ====
+# cuzk-daemon (src/engine + src/server -> libcuzk_srv.a), the cuzk-bench client subcommands and
+# the daemon end-to-end tests. Needs Debian's libgrpc-dev, libprotobuf-c-dev, protobuf-c-compiler,
+# libmicrohttpd-dev, libjansson-dev, libsystemd-dev (scripts/install-deps.sh). CUZK_CLIENT=0
+# (the default when they are missing, e.g. on the GPU machine) builds cuzk-bench without the
+# client subcommands, and no daemon.
+CUZK_CLIENT ?= $(shell pkg-config --exists grpc libprotobuf-c libmicrohttpd jansson libsystemd \
+                 2>/dev/null && command -v protoc-c >/dev/null 2>&1 && echo 1 || echo 0)
+GEN_DIR     := $(BUILD)/gen
+PROTO       := proto/cuzk/v1/proving.proto
+PROTO_C     := $(GEN_DIR)/cuzk/v1/proving.pb-c.c
+PROTO_H     := $(GEN_DIR)/cuzk/v1/proving.pb-c.h
+PROTO_OBJ   := $(BUILD)/obj/gen/proving.pb-c.o
+SRV_LIB     := $(BUILD)/lib/libcuzk_srv.a
+DAEMON_SRC  := $(wildcard cmd/cuzk-daemon/*.c)
+DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/obj/%.o)
+CLIENT_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cmd/cuzk-bench/client*.c))
+GRPC_LIBS   := -lgrpc -lgpr -lprotobuf-c
+SRV_LIBS    := $(GRPC_LIBS) -lmicrohttpd -ljansson -lsystemd -lcrypto
+E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
+
+# config unit test: the TOML reader needs no gRPC
+$(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/src/engine/cfg.o
+$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/src/engine/cfg.o
+
+ifeq ($(CUZK_CLIENT),1)
+all: $(BUILD)/bin/cuzk-daemon
+
+$(PROTO_C): $(PROTO)
+	@mkdir -p $(GEN_DIR)
+	protoc-c --c_out=$(GEN_DIR) -Iproto $(PROTO)
+$(PROTO_H): $(PROTO_C)
+# generated code: our include paths, but not our -Werror warning set
+$(PROTO_OBJ): $(PROTO_C)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 $(OPT) -g -fPIC -I$(GEN_DIR) -c $< -o $@
+
+$(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1
+$(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): | $(PROTO_H)
+$(SRV_LIB): $(SRV_OBJ) $(PROTO_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/bin/cuzk-daemon: $(DAEMON_OBJ) $(SRV_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SRV_LIBS) -lm
+
+# cuzk-bench: the generic rule links $^; add the protobuf code and gRPC libraries
+$(BUILD)/bin/cuzk-bench: $(PROTO_OBJ)
+$(BUILD)/bin/cuzk-bench: ALL_LDFLAGS += -Wl,--no-as-needed $(GRPC_LIBS)
+
+# e2e tests: the C test links the client core; the Python one is a wrapper script
+$(BUILD)/tests/e2e/test_daemon: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
+$(BUILD)/tests/e2e/test_daemon: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_daemon: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
+$(E2E_PY): tests/e2e/test_grpc.py $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexport CUZK_BIN_DIR=%s/bin\nexec /usr/bin/python3 %s/tests/e2e/test_grpc.py "$$@"\n' \
+	    "$(abspath $(BUILD))" "$(CURDIR)" > $@
+	chmod +x $@
+TEST_BINS += $(E2E_PY)
+test: $(E2E_PY)
+
+daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
+.PHONY: daemon
+endif
+# ================================================================================ end daemon ====
+
+# ========================================================================================= GPU ====
+# CPU builds: the stub (src/gpu/gpu_stub.c, every call -> CUZK_E_NO_GPU) is a member of
+# libcuzk_core.a, so programs always link. `make gpu` (needs nvcc) builds libcuzk_gpu.a from
+# src/gpu/*.cu; GPU programs link it before libcuzk_core.a, and since it defines every gpu_*
+# symbol the stub member is never pulled in. GPU programs link only libcudart (static) besides
+# our libraries: no GMP/OpenSSL on the GPU machine.
+#   make gpu              libcuzk_gpu.a, build/tests/gpu/test_*, build/bin/cuzk-bench-gpu
+#   make test-gpu         build and run the GPU suite (needs a GPU)
+#   make gpu GPU_ARCHS="-gencode arch=compute_90,code=sm_90"   (one arch, for quick iteration)
+GPU_STUB_OBJ := $(GPU_STUB:%.c=$(BUILD)/obj/%.o)
+CORE_OBJ     += $(GPU_STUB_OBJ)
+$(CORE_LIB): $(GPU_STUB_OBJ)
+
+CUDA_HOME    ?= $(patsubst %/bin/,%,$(dir $(NVCC)))
+CUDA_LIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static \
+                -ldl -lrt -lstdc++
+GPU_LIB      := $(BUILD)/lib/libcuzk_gpu.a
+GPU_OBJ      := $(GPU_CU:%.cu=$(BUILD)/obj/%.o)
+GPU_DEPS     := $(wildcard src/gpu/*.cuh) $(wildcard include/cuzk/*.h)
+GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
+GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
+GPU_BENCH_OBJ := $(filter-out $(BUILD)/obj/cmd/cuzk-bench/client%,$(BENCH_SRC:%.c=$(BUILD)/obj/%.o))
+
+$(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+$(GPU_LIB): $(GPU_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(GPU_TEST_BINS): $(BUILD)/tests/gpu/%: tests/gpu/%.c $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB) \
+	    $(CUDA_LIBS) -lm $(ALL_LDFLAGS)
+$(GPU_BENCH): $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB) $(CUDA_LIBS) -lm
+
+gpu: $(GPU_LIB) $(GPU_TEST_BINS) $(GPU_BENCH)
+test-gpu: gpu
+	@tests/run_all.sh $(GPU_TEST_BINS)
+# ===================================================================================== end GPU ====
+
+# ================================================================================== filecoin ====
+# libcuzk_fil.a: src/filecoin (registered proofs, graph, challenges, C1 JSON via jansson,
+# gen-vanilla, PoRep witness and public inputs). Linked into cuzk-bench, cuzk-params and the
+# tests/filecoin programs; the core library never depends on it (nor on jansson). The
+# programs' generic rule links $^ with the core library before this one, so the core library
+# is named a second time (as build/lib/./…) after it.
+FIL_LIB        := $(BUILD)/lib/libcuzk_fil.a
+FIL_CORE_AGAIN := $(BUILD)/lib/./libcuzk_core.a
+FIL_TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/filecoin/test_*.c))
+all: $(FIL_LIB)
+$(FIL_LIB): $(FIL_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(FIL_CORE_AGAIN): $(CORE_LIB) ;
+$(PROGRAMS): $(FIL_LIB) $(FIL_CORE_AGAIN)
+$(PROGRAMS): ALL_LDFLAGS += -Wl,--no-as-needed -ljansson
+$(FIL_TEST_BINS): $(FIL_LIB)
+$(FIL_TEST_BINS): TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# ============================================================================== end filecoin ====
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

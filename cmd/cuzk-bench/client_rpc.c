@@ -1,0 +1,178 @@
+/* client_rpc.c: cuzk.v1 gRPC client core on grpc core: one channel per client (thread-safe),
+ * one completion queue per call, protobuf-c messages. Compiled only with CUZK_CLIENT=1. */
+#ifndef CUZK_CLIENT
+#define CUZK_CLIENT 0
+#endif
+#if CUZK_CLIENT
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include "client.h"
+
+#define CLIENT_MAX_MESSAGE (1024 * 1024 * 1024)   /* the server enforces its own limit */
+
+struct cz_client {
+    grpc_channel *ch;
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void start(void) { grpc_init(); }
+
+int cz_connect(struct cz_client **out, const char *addr, struct cuzk_error *err)
+{
+    pthread_once(&once, start);
+    char target[1024];
+    if (!strncmp(addr, "http://", 7)) addr += 7;
+    if (strlen(addr) >= sizeof target) return cuzk_fail(err, CUZK_E_INVALID_ARG, "address too long");
+    snprintf(target, sizeof target, "%s", addr);
+    struct cz_client *c = calloc(1, sizeof *c);
+    if (!c) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    grpc_arg args[2];
+    memset(args, 0, sizeof args);
+    args[0].type = GRPC_ARG_INTEGER;
+    args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[0].value.integer = CLIENT_MAX_MESSAGE;
+    args[1].type = GRPC_ARG_INTEGER;
+    args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+    args[1].value.integer = CLIENT_MAX_MESSAGE;
+    grpc_channel_args ca = {2, args};
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    c->ch = grpc_channel_create(target, creds, &ca);
+    grpc_channel_credentials_release(creds);
+    if (!c->ch) {
+        free(c);
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "cannot create a channel to %s", addr);
+    }
+    *out = c;
+    return CUZK_OK;
+}
+
+void cz_close(struct cz_client *c)
+{
+    if (!c) return;
+    grpc_channel_destroy(c->ch);
+    free(c);
+}
+
+int cz_call_raw(struct cz_client *c, const char *method, const void *req, size_t req_len,
+                uint8_t **resp, size_t *resp_len, uint64_t timeout_ms, char *details, size_t cap)
+{
+    *resp = NULL;
+    *resp_len = 0;
+    if (cap) details[0] = 0;
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    gpr_timespec deadline = timeout_ms
+        ? gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis((int64_t)timeout_ms, GPR_TIMESPAN))
+        : gpr_inf_future(GPR_CLOCK_REALTIME);
+    grpc_slice mslice = grpc_slice_from_copied_string(method);
+    grpc_call *call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, mslice,
+                                               NULL, deadline, NULL);
+    grpc_slice_unref(mslice);
+    grpc_slice body = grpc_slice_from_copied_buffer(req_len ? req : "", req_len);
+    grpc_byte_buffer *send = grpc_raw_byte_buffer_create(&body, 1);
+    grpc_slice_unref(body);
+    grpc_byte_buffer *recv = NULL;
+    grpc_metadata_array init_md, trail_md;
+    grpc_metadata_array_init(&init_md);
+    grpc_metadata_array_init(&trail_md);
+    grpc_status_code st = GRPC_STATUS_UNKNOWN;
+    grpc_slice st_details = grpc_empty_slice();
+    grpc_op ops[6];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &init_md;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &recv;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &trail_md;
+    ops[5].data.recv_status_on_client.status = &st;
+    ops[5].data.recv_status_on_client.status_details = &st_details;
+    int tag = 1;
+    grpc_call_error ce = grpc_call_start_batch(call, ops, 6, &tag, NULL);
+    if (ce == GRPC_CALL_OK) {
+        grpc_event ev;
+        do ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        while (ev.type != GRPC_OP_COMPLETE);
+    } else {
+        st = GRPC_STATUS_INTERNAL;
+        snprintf(details, cap, "grpc_call_start_batch failed (%d)", (int)ce);
+    }
+    if (ce == GRPC_CALL_OK && cap) {
+        size_t n = GRPC_SLICE_LENGTH(st_details);
+        if (n >= cap) n = cap - 1;
+        memcpy(details, GRPC_SLICE_START_PTR(st_details), n);
+        details[n] = 0;
+    }
+    if (st == GRPC_STATUS_OK && recv) {
+        grpc_byte_buffer_reader rd;
+        if (grpc_byte_buffer_reader_init(&rd, recv)) {
+            grpc_slice all = grpc_byte_buffer_reader_readall(&rd);
+            grpc_byte_buffer_reader_destroy(&rd);
+            size_t n = GRPC_SLICE_LENGTH(all);
+            *resp = malloc(n ? n : 1);
+            if (*resp) { memcpy(*resp, GRPC_SLICE_START_PTR(all), n); *resp_len = n; }
+            else { st = GRPC_STATUS_RESOURCE_EXHAUSTED; snprintf(details, cap, "out of memory"); }
+            grpc_slice_unref(all);
+        }
+    } else if (st == GRPC_STATUS_OK) {
+        st = GRPC_STATUS_INTERNAL;
+        snprintf(details, cap, "reply had no message");
+    }
+    if (recv) grpc_byte_buffer_destroy(recv);
+    grpc_byte_buffer_destroy(send);
+    grpc_slice_unref(st_details);
+    grpc_metadata_array_destroy(&init_md);
+    grpc_metadata_array_destroy(&trail_md);
+    grpc_call_unref(call);
+    grpc_completion_queue_shutdown(cq);
+    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {}
+    grpc_completion_queue_destroy(cq);
+    return (int)st;
+}
+
+int cz_call(struct cz_client *c, const char *method, const ProtobufCMessage *req,
+            const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+            uint64_t timeout_ms, char *details, size_t cap)
+{
+    *resp = NULL;
+    size_t n = protobuf_c_message_get_packed_size(req);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) { snprintf(details, cap, "out of memory"); return GRPC_STATUS_RESOURCE_EXHAUSTED; }
+    protobuf_c_message_pack(req, buf);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    int st = cz_call_raw(c, method, buf, n, &out, &out_len, timeout_ms, details, cap);
+    free(buf);
+    if (st == 0) {
+        *resp = protobuf_c_message_unpack(resp_desc, NULL, out_len, out);
+        if (!*resp) { st = GRPC_STATUS_INTERNAL; snprintf(details, cap, "reply does not decode"); }
+    }
+    free(out);
+    return st;
+}
+
+const char *cz_status_name(int code)
+{
+    static const char *n[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                              "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+                              "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+                              "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE",
+                              "DATA_LOSS", "UNAUTHENTICATED"};
+    return code >= 0 && code <= 16 ? n[code] : "UNKNOWN";
+}
+#else
+typedef int cuzk_client_rpc_disabled;   /* CUZK_CLIENT=0: built without gRPC */
+#endif

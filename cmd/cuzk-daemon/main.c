@@ -1,0 +1,257 @@
+/* main.c: cuzk-daemon: configuration, instance lock, engine + gRPC + HTTP start, readiness,
+ * and the SIGTERM/SIGINT drain. Usage: cuzk-daemon [-c FILE] [-l ADDR] [--log-level L]. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuzk/cfg.h"
+#include "cuzk/engine.h"
+#include "cuzk/log.h"
+#include "cuzk/server.h"
+#include "lifecycle.h"
+
+#ifndef CUZK_BUILD_ID
+#define CUZK_BUILD_ID "unknown"
+#endif
+#define CUZK_VERSION "0.1.0"
+#define DEFAULT_CONFIG "/data/zk/cuzk.toml"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cuzk-daemon [-c FILE] [-l ADDR] [--log-level LEVEL]\n"
+            "  -c, --config FILE       TOML configuration (default " DEFAULT_CONFIG "; if that\n"
+            "                          file is missing, the built-in defaults are used)\n"
+            "  -l, --listen ADDR       gRPC address, overrides [daemon] listen: unix:///path or host:port\n"
+            "      --log-level LEVEL   error|warn|info|debug|trace, overrides [logging] level\n"
+            "      --check-config      validate the configuration and exit\n"
+            "      --print-default-config  print the built-in configuration and exit\n"
+            "      --version           print version and build id\n");
+}
+
+static void warn_cb(void *ctx, const char *msg)
+{
+    (void)ctx;
+    cuzk_log(CLOG_WARN, "config: %s", msg);
+}
+
+/* Preload [srs] preload entries after readiness so a long load does not delay it. */
+struct preload_ctx { struct engine *e; struct cuzk_config cfg; volatile int done; };
+static void *preload_main(void *arg)
+{
+    struct preload_ctx *p = arg;
+    for (unsigned i = 0; i < p->cfg.n_preload; i++) {
+        bool already;
+        uint64_t ms;
+        struct cuzk_error err;
+        cuzk_error_clear(&err);
+        if (engine_preload(p->e, p->cfg.preload[i], &already, &ms, &err))
+            cuzk_log(CLOG_WARN, "SRS preload failed: circuit=%s: %s", p->cfg.preload[i], err.msg);
+        else
+            cuzk_log(CLOG_INFO, "SRS preloaded: circuit=%s load_ms=%" PRIu64, p->cfg.preload[i], ms);
+    }
+    __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* After the first signal a second one ends the process at once. */
+static void *second_signal_main(void *arg)
+{
+    sigset_t *set = arg;
+    int sig = 0;
+    if (sigwait(set, &sig) == 0) {
+        fprintf(stderr, "cuzk-daemon: second signal (%s); exiting immediately\n", strsignal(sig));
+        _exit(128 + sig);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *config_path = NULL, *listen = NULL, *log_level = NULL;
+    bool check_only = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && has_next) config_path = argv[++i];
+        else if (!strncmp(a, "--config=", 9)) config_path = a + 9;
+        else if ((!strcmp(a, "-l") || !strcmp(a, "--listen")) && has_next) listen = argv[++i];
+        else if (!strncmp(a, "--listen=", 9)) listen = a + 9;
+        else if (!strcmp(a, "--log-level") && has_next) log_level = argv[++i];
+        else if (!strncmp(a, "--log-level=", 12)) log_level = a + 12;
+        else if (!strcmp(a, "--check-config")) check_only = true;
+        else if (!strcmp(a, "--print-default-config")) { fputs(cfg_default_toml, stdout); return 0; }
+        else if (!strcmp(a, "--version")) { printf("cuzk-daemon %s (build %s)\n", CUZK_VERSION, CUZK_BUILD_ID); return 0; }
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else { fprintf(stderr, "cuzk-daemon: unknown or incomplete option '%s'\n", a); usage(stderr); return 2; }
+    }
+    if (log_level) {
+        int lv;
+        if (!clog_level_parse(&lv, log_level)) {
+            fprintf(stderr, "cuzk-daemon: --log-level %s: expected error, warn, info, debug or trace\n", log_level);
+            return 2;
+        }
+        clog_set_level(lv);
+    }
+
+    /* ---- configuration: built-in defaults, then the file ---- */
+    struct cuzk_config cfg;
+    struct cuzk_error err;
+    cuzk_error_clear(&err);
+    cfg_defaults(&cfg);
+    const char *cfg_source = config_path;
+    char digest[65];
+    if (cfg_parse(&cfg, cfg_default_toml, strlen(cfg_default_toml), "<built-in>", NULL, NULL, &err)) {
+        fprintf(stderr, "cuzk-daemon: built-in configuration: %s\n", err.msg);
+        return 1;
+    }
+    if (!config_path && access(DEFAULT_CONFIG, F_OK) == 0) cfg_source = DEFAULT_CONFIG;
+    if (cfg_source) {
+        FILE *f = fopen(cfg_source, "rb");
+        if (!f) {
+            fprintf(stderr, "cuzk-daemon: cannot read config %s: %s\n", cfg_source, strerror(errno));
+            return 1;
+        }
+        char *buf = NULL;
+        size_t len = 0, cap = 0;
+        for (;;) {
+            if (len + 4096 > cap) {
+                char *nb = realloc(buf, cap = cap ? cap * 2 : 8192);
+                if (!nb) { free(buf); fclose(f); fprintf(stderr, "cuzk-daemon: out of memory\n"); return 1; }
+                buf = nb;
+            }
+            size_t got = fread(buf + len, 1, cap - len, f);
+            if (!got) break;
+            len += got;
+        }
+        fclose(f);
+        lc_sha256_hex(digest, buf, len);
+        int rc = cfg_parse(&cfg, buf ? buf : "", len, cfg_source, warn_cb, NULL, &err);
+        free(buf);
+        if (rc) {
+            fprintf(stderr, "cuzk-daemon: invalid configuration: %s\n", err.msg);
+            return 1;
+        }
+    } else {
+        lc_sha256_hex(digest, cfg_default_toml, strlen(cfg_default_toml));
+    }
+    if (listen) {
+        if (strlen(listen) >= sizeof cfg.listen) { fprintf(stderr, "cuzk-daemon: --listen too long\n"); return 2; }
+        snprintf(cfg.listen, sizeof cfg.listen, "%s", listen);
+    }
+    if (!log_level) {
+        int lv = CLOG_INFO;
+        clog_level_parse(&lv, cfg.log_level);
+        clog_set_level(lv);
+    }
+    clog_set_json(cfg.log_json);
+    if (check_only) {
+        printf("configuration OK: %s (sha256 %s)\n", cfg_source ? cfg_source : "<built-in defaults>", digest);
+        return 0;
+    }
+    if (cfg.synthesis_threads) {
+        char t[16];
+        snprintf(t, sizeof t, "%u", cfg.synthesis_threads);
+        setenv("CUZK_THREADS", t, 1);   /* sizes the shared compute pool on first use */
+    }
+
+    cuzk_log(CLOG_INFO, "cuzk-daemon starting: version=%s build=%s pid=%ld config=%s config_sha256=%s",
+             CUZK_VERSION, CUZK_BUILD_ID, (long)getpid(),
+             cfg_source ? cfg_source : "<built-in defaults>", digest);
+    cuzk_log(CLOG_INFO, "configuration loaded: listen=%s status_listen=%s param_cache=%s "
+             "gpu_workers_per_device=%u max_message_size=%" PRIu64, cfg.listen,
+             cfg.status_listen[0] ? cfg.status_listen : "(off)", cfg.param_cache,
+             cfg.gpu_workers_per_device, cfg.max_message_size);
+
+    /* Signals are taken by sigwait in this thread only: block them before any thread exists. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    /* ---- instance lock, then the listen address ---- */
+    int lock_fd = -1;
+    char lock_path[1100];
+    if (lc_lock(&lock_fd, lock_path, sizeof lock_path, cfg.listen, &err)) {
+        fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "%s", err.msg);
+        return 1;
+    }
+    if (lc_prepare_listen(cfg.listen, &err)) {
+        fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "%s", err.msg);
+        return 1;
+    }
+
+    struct engine *e = engine_new(&cfg, daemon_gpu_ops(&cfg), &err);
+    if (!e) {
+        cuzk_log(CLOG_ERROR, "cannot start the engine: %s", err.msg);
+        return 1;
+    }
+    struct http_server *http = NULL;
+    if (cfg.status_listen[0]) {
+        if (http_server_start(&http, e, cfg.status_listen, &err)) {
+            fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
+            cuzk_log(CLOG_ERROR, "%s", err.msg);
+            engine_shutdown(e, 0);
+            engine_free(e);
+            return 1;
+        }
+        cuzk_log(CLOG_INFO, "status HTTP server listening on http://%s (/status, /metrics)", cfg.status_listen);
+    }
+    struct rpc_server *rpc = NULL;
+    if (rpc_server_start(&rpc, e, cfg.listen, cfg.max_message_size, &err)) {
+        fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "%s", err.msg);
+        http_server_stop(http);
+        engine_shutdown(e, 0);
+        engine_free(e);
+        return 1;
+    }
+    cuzk_log(CLOG_INFO, "listening on %s", cfg.listen);
+
+    /* ---- ready ---- */
+    printf("cuzk-daemon ready, serving on %s\n", cfg.listen);
+    fflush(stdout);
+    cuzk_log(CLOG_INFO, "cuzk-daemon ready, serving on %s", cfg.listen);
+    lc_notify("READY=1");
+
+    static struct preload_ctx pctx;
+    pctx.e = e;
+    pctx.cfg = cfg;
+    pctx.done = 1;
+    pthread_t preload_thread;
+    if (cfg.n_preload) {
+        pctx.done = 0;
+        if (pthread_create(&preload_thread, NULL, preload_main, &pctx) == 0) pthread_detach(preload_thread);
+        else pctx.done = 1;
+    }
+
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {}
+    cuzk_log(CLOG_INFO, "received %s, shutting down (a second signal exits at once)",
+             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    pthread_t second;
+    pthread_create(&second, NULL, second_signal_main, &set);
+    lc_notify("STOPPING=1");
+
+    /* Drain: stop accepting, cancel queued work, let running partitions finish within the
+     * grace, answer every waiter, then close the listeners. */
+    rpc_server_stop_accepting(rpc);
+    engine_shutdown(e, cfg.shutdown_grace_ms);
+    rpc_server_free(rpc, 5000);
+    http_server_stop(http);
+    lc_remove_socket(cfg.listen);
+    /* A preload still reading a large file keeps the engine alive until exit. */
+    if (__atomic_load_n(&pctx.done, __ATOMIC_ACQUIRE)) engine_free(e);
+    cuzk_log(CLOG_INFO, "cuzk-daemon stopped");
+    lc_unlock(lock_fd, lock_path);
+    return 0;
+}

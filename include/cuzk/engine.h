@@ -1,0 +1,180 @@
+/* engine.h: the proving engine behind the daemon: jobs split into partitions, ordered queues,
+ * synthesis workers, GPU (or CPU) prover workers, self-verification, the memory budget, the
+ * SRS cache and per-job timings. Transport-free: the gRPC and HTTP servers call this API.
+ * See docs/daemon.md ("Engine"). */
+#ifndef CUZK_ENGINE_H
+#define CUZK_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/cfg.h"
+#include "cuzk/err.h"
+#include "cuzk/groth16.h"
+
+/* Proof kinds and result statuses use the wire (cuzk.v1) numbers. */
+enum engine_kind {
+    ENGINE_KIND_UNSPECIFIED = 0,
+    ENGINE_KIND_POREP = 1,          /* POREP_SEAL_COMMIT */
+    ENGINE_KIND_SNAP = 2,           /* SNAP_DEALS_UPDATE */
+    ENGINE_KIND_WINDOW_POST = 3,    /* WINDOW_POST_PARTITION */
+    ENGINE_KIND_WINNING_POST = 4,   /* WINNING_POST */
+    ENGINE_KIND_SYNTHETIC = 100
+};
+#define ENGINE_NKINDS 5   /* dense index: porep, snap, window, winning, synthetic */
+int engine_kind_index(int kind);               /* -1 for an unknown kind */
+const char *engine_kind_name(int kind);        /* "porep-c2", ..., "synthetic" */
+const char *engine_kind_label(int kind);       /* metric label: "porep_c2", ... */
+
+enum engine_status {
+    ENGINE_UNKNOWN = 0, ENGINE_COMPLETED = 1, ENGINE_FAILED = 2, ENGINE_CANCELLED = 3,
+    ENGINE_TIMEOUT = 4
+};
+const char *engine_status_name(int status);    /* "COMPLETED", ... */
+
+#define ENGINE_ID_MAX 128          /* job ids (request ids) are at most 127 bytes */
+#define ENGINE_MAX_CONSTRAINTS (1ull << 26)
+#define ENGINE_MAX_PARTITIONS 64
+
+/* A proof request as it arrives (all pointers borrowed for the duration of engine_submit). */
+struct engine_request {
+    const char *request_id;                     /* "" = the engine picks a UUID */
+    int kind;                                   /* enum engine_kind */
+    int priority;                               /* 0 = default for the kind, 1..4 */
+    uint64_t sector_size, registered_proof, sector_number, miner_id;
+    const uint8_t *vanilla_proof; size_t vanilla_proof_len;
+    size_t n_vanilla_proofs; const uint8_t *const *vanilla_proofs; const size_t *vanilla_proofs_len;
+    const uint8_t *randomness; size_t randomness_len;
+    uint32_t partition_index;
+    uint64_t synthetic_constraints;             /* SYNTHETIC: circuit size */
+    uint32_t synthetic_partitions;              /* SYNTHETIC: circuits per job (0 = 1) */
+};
+
+/* The answer to a job. proof is malloc'd (engine_result_free). Timings in milliseconds:
+ * queue_wait = submit -> first partition picked up; srs_load = time this job waited for its
+ * SRS to load; synthesis / gpu_compute = sums over partitions; total = submit -> answer. */
+struct engine_result {
+    char job_id[ENGINE_ID_MAX];
+    int status;                                 /* enum engine_status */
+    uint8_t *proof;
+    size_t proof_len;
+    char error[CUZK_ERR_MSG_MAX];
+    uint64_t queue_wait_ms, srs_load_ms, synthesis_ms, gpu_compute_ms, total_ms;
+};
+void engine_result_free(struct engine_result *r);
+
+/* GPU seam (filled by the daemon from gpu.h when a CUDA build finds devices; NULL = CPU).
+ * One backend context per device, shared by that device's gpus.gpu_workers_per_device prover
+ * workers; the engine holds the device's mutex around every backend call (kernels only: the
+ * witness, verification and bookkeeping run outside it). unload (optional) is called for each
+ * device context, under its mutex, before an SRS entry's key and shape are freed. */
+struct engine_gpu_ops {
+    unsigned n_devices;
+    const int *ordinals;                        /* n_devices device ordinals */
+    int (*info)(void *user, int ordinal, char *name, size_t name_cap, uint64_t *vram_total,
+                uint64_t *vram_free);
+    void *(*ctx_new)(void *user, int ordinal, unsigned cpu_threads, struct cuzk_error *err);
+    void (*ctx_free)(void *ctx);
+    void (*unload)(void *ctx);
+    g16_backend_fn backend;
+    void *user;
+};
+
+struct engine;
+
+/* Create and start the engine (workers running when it returns). cfg is copied. */
+struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu_ops *gpu,
+                          struct cuzk_error *err);
+/* Stop: refuse new work, cancel queued partitions, let running ones finish for up to
+ * grace_ms, answer every waiter (CANCELLED "daemon shutting down" where unfinished). */
+void engine_shutdown(struct engine *e, uint64_t grace_ms);
+/* After engine_shutdown. Workers still stuck in a kernel past the grace are abandoned. */
+void engine_free(struct engine *e);
+
+/* Queue a job. CUZK_E_INVALID_ARG (reason in err) for a malformed request, CUZK_E_BUSY when
+ * shutting down. A request_id that names a queued, running or completed job returns that
+ * job (idempotent, *existing = true); one that names a failed or cancelled job starts anew. */
+int engine_submit(struct engine *e, const struct engine_request *req, char job_id[ENGINE_ID_MAX],
+                  uint32_t *queue_position, bool *existing, struct cuzk_error *err);
+/* Wait for a job (timeout_ms 0 = no limit); on expiry out->status = ENGINE_TIMEOUT and the job
+ * keeps running. CUZK_E_NOT_FOUND for an unknown id. */
+int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
+                 struct engine_result *out, struct cuzk_error *err);
+/* Cancel: queued partitions are dropped, running ones finish and are discarded, waiters get
+ * CANCELLED. *was_running: a partition was being synthesized or proved. NOT_FOUND if unknown. */
+int engine_cancel(struct engine *e, const char *job_id, bool *was_running,
+                  struct cuzk_error *err);
+
+/* SRS cache. Circuit ids: "porep-32g", "porep-64g", "wpost-32g", "winning-32g", "snap-32g",
+ * "snap-64g" (files in srs.param_cache) and "synthetic-<N>" (file synthetic-<N>.params there,
+ * else generated in memory by a local setup). Evict fails with CUZK_E_BUSY, saying why, while
+ * jobs use the entry. */
+int engine_preload(struct engine *e, const char *circuit_id, bool *already_loaded,
+                   uint64_t *load_ms, struct cuzk_error *err);
+int engine_evict(struct engine *e, const char *circuit_id, bool *was_loaded,
+                 uint64_t *freed_bytes, struct cuzk_error *err);
+
+/* ---- snapshot for GetStatus, /status and /metrics ---- */
+enum engine_part_state {
+    PART_PENDING, PART_SYNTHESIZING, PART_SYNTH_DONE, PART_PROVING, PART_DONE, PART_FAILED,
+    PART_DROPPED
+};
+const char *engine_part_state_name(int state);   /* "pending", "synthesizing", ... */
+
+struct engine_part_snap { uint32_t index; int state; uint64_t synth_ms, gpu_ms; };
+struct engine_job_snap {
+    char id[ENGINE_ID_MAX];
+    int kind, priority, status;            /* status ENGINE_UNKNOWN while not finished */
+    bool running;                          /* some partition has been picked up */
+    uint64_t age_ms;
+    uint32_t n_parts, parts_done;
+    struct engine_part_snap *parts;
+};
+struct engine_worker_snap {
+    unsigned id;
+    int gpu_ordinal;                       /* -1: CPU prover */
+    bool busy;
+    char job_id[ENGINE_ID_MAX];
+    int kind;
+    int partition;
+    uint64_t busy_ms;
+};
+struct engine_gpu_snap {
+    int ordinal;
+    char name[96];
+    uint64_t vram_total, vram_free;
+    unsigned workers, busy;
+    char current_job[ENGINE_ID_MAX];
+    int current_kind;
+};
+struct engine_srs_snap {
+    char circuit_id[64];
+    const char *tier;                      /* "pinned" | "host" | "mmap" | "loading" */
+    uint64_t bytes, load_ms, idle_ms;
+    unsigned refs;
+    bool evictable;
+};
+struct engine_kind_stats {
+    uint64_t completed, failed, cancelled;
+    uint32_t pending_jobs, running_jobs, pending_parts;
+    double duration_sum_s;                 /* over the last <= 1000 completed proofs */
+    uint64_t duration_count;
+};
+struct engine_snapshot {
+    uint64_t uptime_ms;
+    uint64_t mem_total, mem_used;
+    uint64_t completed, failed, cancelled;
+    uint32_t queue_depth;                  /* jobs not finished and not yet running */
+    uint32_t running_jobs;
+    unsigned synth_workers, synth_active;
+    struct engine_kind_stats kinds[ENGINE_NKINDS];
+    struct engine_job_snap *jobs; size_t n_jobs;           /* unfinished + finished < 30 s */
+    struct engine_worker_snap *workers; size_t n_workers;
+    struct engine_gpu_snap *gpus; size_t n_gpus;
+    struct engine_srs_snap *srs; size_t n_srs;
+};
+int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_error *err);
+void engine_snapshot_free(struct engine_snapshot *s);
+
+#endif

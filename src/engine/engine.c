@@ -1,0 +1,1004 @@
+/* engine.c: jobs and their partitions, the ordered synthesis and proving queues, the worker
+ * threads (synthesis, then GPU/CPU proving with self-verification), waiters, cancellation,
+ * result retention and the status snapshot. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/log.h"
+#include "cuzk/util.h"
+#include "engine_internal.h"
+
+#define MiB (1024.0 * 1024.0)
+#define NS_PER_MS 1000000ull
+#define STATUS_KEEP_NS (30ull * 1000000000ull)   /* finished jobs shown in /status this long */
+
+/* ------------------------------------------------------------ proof kinds -- */
+
+/* Circuit-kind registry. parse turns a request into partitions and a circuit id; it returns
+ * CUZK_E_INVALID_ARG for malformed requests and CUZK_E_UNSUPPORTED for kinds whose circuits
+ * are not built in (the job then FAILS with that message). */
+struct kind_def {
+    int kind;
+    const char *name, *label;
+    int default_priority;
+    int (*parse)(struct job *j, const struct engine_request *r, struct cuzk_error *err);
+};
+
+static int parse_synthetic(struct job *j, const struct engine_request *r, struct cuzk_error *err)
+{
+    if (r->synthetic_constraints == 0)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "SYNTHETIC proof needs synthetic_constraints >= 1 (field 100)");
+    if (r->synthetic_constraints > ENGINE_MAX_CONSTRAINTS)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "synthetic_constraints %" PRIu64 " is above the limit %llu",
+                         r->synthetic_constraints, (unsigned long long)ENGINE_MAX_CONSTRAINTS);
+    uint32_t np = r->synthetic_partitions ? r->synthetic_partitions : 1;
+    if (np > ENGINE_MAX_PARTITIONS)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "synthetic_partitions %u is above the limit %d",
+                         np, ENGINE_MAX_PARTITIONS);
+    uint64_t seed;
+    if (r->vanilla_proof_len == 8) {   /* optional instance seed, little-endian */
+        seed = 0;
+        for (int i = 7; i >= 0; i--) seed = seed << 8 | r->vanilla_proof[i];
+    } else if (r->vanilla_proof_len == 0) {
+        if (cuzk_os_random(&seed, sizeof seed, err)) return CUZK_E_IO;
+    } else {
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "SYNTHETIC vanilla_proof must be empty or an 8-byte seed (got %zu bytes)",
+                         r->vanilla_proof_len);
+    }
+    j->sp.n_constraints = r->synthetic_constraints;
+    j->sp.n_public = SYNTH_PUBLIC_INPUTS;
+    j->n_parts = np;
+    snprintf(j->circuit_id, sizeof j->circuit_id, "synthetic-%" PRIu64, r->synthetic_constraints);
+    j->parts = calloc(np, sizeof *j->parts);
+    if (!j->parts) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    for (uint32_t p = 0; p < np; p++) j->parts[p].seed = seed + p;
+    return CUZK_OK;
+}
+
+static int parse_filecoin(struct job *j, const struct engine_request *r, struct cuzk_error *err)
+{
+    (void)r;
+    return cuzk_fail(err, CUZK_E_UNSUPPORTED,
+                     "proof kind %s is not supported yet by this daemon: the Filecoin circuits "
+                     "are not built in (only SYNTHETIC proofs can be proved)",
+                     engine_kind_name(j->kind));
+}
+
+static const struct kind_def kinds[ENGINE_NKINDS] = {
+    {ENGINE_KIND_POREP, "porep-c2", "porep_c2", 2, parse_filecoin},
+    {ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_filecoin},
+    {ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_filecoin},
+    {ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_filecoin},
+    {ENGINE_KIND_SYNTHETIC, "synthetic", "synthetic", 2, parse_synthetic},
+};
+
+int engine_kind_index(int kind)
+{
+    for (int i = 0; i < ENGINE_NKINDS; i++)
+        if (kinds[i].kind == kind) return i;
+    return -1;
+}
+const char *engine_kind_name(int kind)
+{
+    int i = engine_kind_index(kind);
+    return i < 0 ? "unknown" : kinds[i].name;
+}
+const char *engine_kind_label(int kind)
+{
+    int i = engine_kind_index(kind);
+    return i < 0 ? "unknown" : kinds[i].label;
+}
+const char *engine_status_name(int status)
+{
+    static const char *n[] = {"UNKNOWN", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"};
+    return status >= 0 && status <= 4 ? n[status] : "UNKNOWN";
+}
+const char *engine_part_state_name(int state)
+{
+    static const char *n[] = {"pending", "synthesizing", "synth_done", "gpu", "done", "failed",
+                              "dropped"};
+    return state >= 0 && state <= PART_DROPPED ? n[state] : "unknown";
+}
+
+void engine_result_free(struct engine_result *r)
+{
+    if (!r) return;
+    free(r->proof);
+    r->proof = NULL;
+    r->proof_len = 0;
+}
+
+/* --------------------------------------------------------- priority queue -- */
+
+static bool q_before(const struct qitem *a, const struct qitem *b)
+{
+    if (a->job->priority != b->job->priority) return a->job->priority > b->job->priority;
+    if (a->job->seq != b->job->seq) return a->job->seq < b->job->seq;
+    return a->part < b->part;
+}
+
+static void q_sift_down(struct pqueue *q, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < q->n && q_before(&q->v[l], &q->v[m])) m = l;
+        if (r < q->n && q_before(&q->v[r], &q->v[m])) m = r;
+        if (m == i) return;
+        struct qitem t = q->v[i]; q->v[i] = q->v[m]; q->v[m] = t;
+        i = m;
+    }
+}
+
+static int q_push(struct pqueue *q, struct job *j, uint32_t part)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 64;
+        struct qitem *v = realloc(q->v, cap * sizeof *v);
+        if (!v) return CUZK_E_NOMEM;
+        q->v = v;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    q->v[i] = (struct qitem){j, part};
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!q_before(&q->v[i], &q->v[p])) break;
+        struct qitem t = q->v[i]; q->v[i] = q->v[p]; q->v[p] = t;
+        i = p;
+    }
+    return CUZK_OK;
+}
+
+static struct qitem q_pop(struct pqueue *q)
+{
+    struct qitem top = q->v[0];
+    q->v[0] = q->v[--q->n];
+    q_sift_down(q, 0);
+    return top;
+}
+
+/* Remove every item of job j; returns how many were removed. */
+static uint32_t q_remove_job(struct pqueue *q, const struct job *j)
+{
+    size_t w = 0;
+    uint32_t removed = 0;
+    for (size_t r = 0; r < q->n; r++) {
+        if (q->v[r].job == j) removed++;
+        else q->v[w++] = q->v[r];
+    }
+    q->n = w;
+    for (size_t i = q->n / 2; i-- > 0;) q_sift_down(q, i);
+    return removed;
+}
+
+/* ------------------------------------------------------------------ jobs -- */
+
+static unsigned id_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h & 1023;
+}
+
+static struct job *job_find(struct engine *e, const char *id)
+{
+    for (struct job *j = e->buckets[id_hash(id)]; j; j = j->hnext)
+        if (!strcmp(j->id, id)) return j;
+    return NULL;
+}
+
+static void job_unhash(struct engine *e, struct job *j)
+{
+    for (struct job **pp = &e->buckets[id_hash(j->id)]; *pp; pp = &(*pp)->hnext)
+        if (*pp == j) { *pp = j->hnext; break; }
+    j->hnext = NULL;
+    j->orphan = true;
+}
+
+static void job_destroy(struct engine *e, struct job *j)
+{
+    if (!j->orphan) job_unhash(e, j);
+    if (j->prev) j->prev->next = j->next; else e->head = j->next;
+    if (j->next) j->next->prev = j->prev; else e->tail = j->prev;
+    if (j->state == JOB_DONE && e->n_done) e->n_done--;
+    for (uint32_t p = 0; p < j->n_parts; p++) {
+        cuzk_free(j->parts[p].inputs);
+        cuzk_free(j->parts[p].aux);
+    }
+    free(j->parts);
+    free(j->proof);
+    engine_result_free(&j->result);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+/* Drop finished jobs beyond the retention time/count (nobody waiting on them). */
+static void retention_gc(struct engine *e)
+{
+    uint64_t now = cuzk_now_ns(), keep_ns = e->cfg.result_retention_ms * NS_PER_MS;
+    for (struct job *j = e->head, *next; j; j = next) {
+        next = j->next;
+        if (j->state != JOB_DONE || j->refs) continue;
+        if (j->orphan || now - j->done_ns > keep_ns || e->n_done > e->cfg.result_retention_count)
+            job_destroy(e, j);
+    }
+}
+
+static uint64_t ms(uint64_t ns) { return (ns + NS_PER_MS / 2) / NS_PER_MS; }
+
+/* Finish a job (e->mu held): fill the result, count it, wake its waiters. */
+static void job_finish(struct engine *e, struct job *j, int status, const char *error)
+{
+    if (j->state == JOB_DONE) return;
+    uint64_t now = cuzk_now_ns();
+    struct engine_result *r = &j->result;
+    snprintf(r->job_id, sizeof r->job_id, "%s", j->id);
+    r->status = status;
+    snprintf(r->error, sizeof r->error, "%s", error ? error : "");
+    uint64_t synth = 0, gpu = 0;
+    for (uint32_t p = 0; p < j->n_parts; p++) {
+        synth += j->parts[p].synth_ns;
+        gpu += j->parts[p].gpu_ns;
+    }
+    r->total_ms = ms(now - j->submit_ns);
+    r->queue_wait_ms = j->start_ns ? ms(j->start_ns - j->submit_ns) : r->total_ms;
+    r->srs_load_ms = ms(j->srs_wait_ns);
+    r->synthesis_ms = ms(synth);
+    r->gpu_compute_ms = ms(gpu);
+    if (status == ENGINE_COMPLETED) {
+        r->proof = j->proof;
+        r->proof_len = (size_t)j->n_parts * G16_PROOF_BYTES;
+        j->proof = NULL;
+    }
+    j->state = JOB_DONE;
+    j->done_ns = now;
+    e->n_done++;
+    /* Queued partitions of a job that ends early are dropped. Synthesized ones waiting for a
+     * prover hold memory and an SRS reference: the prover that pops them releases those. */
+    if (q_remove_job(&e->synth_q, j)) {
+        j->parts_queued = 0;
+        for (uint32_t p = 0; p < j->n_parts; p++)
+            if (j->parts[p].state == PART_PENDING) j->parts[p].state = PART_DROPPED;
+    }
+    int ki = engine_kind_index(j->kind);
+    struct kind_counters *kc = &e->kc[ki < 0 ? 0 : ki];   /* jobs only exist for known kinds */
+    if (status == ENGINE_COMPLETED) {
+        kc->completed++;
+        kc->dur[kc->n_dur++ % DUR_RING] = (double)(now - j->submit_ns) / 1e9;
+    } else if (status == ENGINE_FAILED) {
+        kc->failed++;
+    } else {
+        kc->cancelled++;
+    }
+    if (status == ENGINE_COMPLETED)
+        cuzk_log(CLOG_INFO, "proof completed: job=%s kind=%s partitions=%u total_ms=%" PRIu64
+              " queue_ms=%" PRIu64 " srs_ms=%" PRIu64 " synth_ms=%" PRIu64 " gpu_ms=%" PRIu64,
+              j->id, engine_kind_name(j->kind), j->n_parts, r->total_ms, r->queue_wait_ms,
+              r->srs_load_ms, r->synthesis_ms, r->gpu_compute_ms);
+    else
+        cuzk_log(status == ENGINE_FAILED ? CLOG_WARN : CLOG_INFO, "proof %s: job=%s kind=%s: %s",
+              engine_status_name(status), j->id, engine_kind_name(j->kind), r->error);
+    pthread_cond_broadcast(&j->cv);
+    pthread_cond_broadcast(&e->drain_cv);
+    retention_gc(e);
+}
+
+static void make_uuid(char out[ENGINE_ID_MAX])
+{
+    uint8_t b[16];
+    if (cuzk_os_random(b, sizeof b, NULL)) {
+        uint64_t t = cuzk_now_ns();
+        for (int i = 0; i < 16; i++) b[i] = (uint8_t)(t >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    snprintf(out, ENGINE_ID_MAX,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+}
+
+int engine_submit(struct engine *e, const struct engine_request *req, char job_id[ENGINE_ID_MAX],
+                  uint32_t *queue_position, bool *existing, struct cuzk_error *err)
+{
+    *existing = false;
+    *queue_position = 0;
+    const char *rid = req->request_id ? req->request_id : "";
+    if (strlen(rid) >= ENGINE_ID_MAX)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "request_id is %zu bytes; the limit is %d",
+                         strlen(rid), ENGINE_ID_MAX - 1);
+    for (const char *c = rid; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return cuzk_fail(err, CUZK_E_INVALID_ARG, "request_id contains control characters");
+    int ki = engine_kind_index(req->kind);
+    if (ki < 0)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "unknown proof_kind %d (expected 1-4 for the Filecoin kinds or 100 for "
+                         "SYNTHETIC)", req->kind);
+    if (req->priority < 0 || req->priority > 4)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "unknown priority %d (expected 0-4)",
+                         req->priority);
+
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    pthread_cond_init(&j->cv, NULL);
+    j->kind = req->kind;
+    j->priority = req->priority ? req->priority : kinds[ki].default_priority;
+    if (rid[0]) snprintf(j->id, sizeof j->id, "%s", rid);
+    else make_uuid(j->id);
+    struct cuzk_error perr;
+    cuzk_error_clear(&perr);
+    int prc = kinds[ki].parse(j, req, &perr);
+    if (prc && prc != CUZK_E_UNSUPPORTED) {
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "%s", perr.msg);
+        free(j->parts);
+        pthread_cond_destroy(&j->cv);
+        free(j);
+        return CUZK_E_INVALID_ARG;
+    }
+
+    pthread_mutex_lock(&e->mu);
+    if (e->stopping) {
+        pthread_mutex_unlock(&e->mu);
+        free(j->parts);
+        pthread_cond_destroy(&j->cv);
+        free(j);
+        return cuzk_fail(err, CUZK_E_BUSY, "daemon is shutting down; not accepting new proofs");
+    }
+    struct job *old = job_find(e, j->id);
+    if (old && !(old->state == JOB_DONE && old->result.status != ENGINE_COMPLETED)) {
+        /* idempotent: queued, running or completed job with this id */
+        snprintf(job_id, ENGINE_ID_MAX, "%s", old->id);
+        *existing = true;
+        pthread_mutex_unlock(&e->mu);
+        cuzk_log(CLOG_INFO, "SubmitProof: request_id=%s matches an existing job (%s); attaching",
+              j->id, old->state == JOB_DONE ? "completed" : "in progress");
+        free(j->parts);
+        pthread_cond_destroy(&j->cv);
+        free(j);
+        return CUZK_OK;
+    }
+    if (old) {   /* failed or cancelled before: a retry gets a fresh job */
+        job_unhash(e, old);
+        if (!old->refs) job_destroy(e, old);
+    }
+    for (struct job *q = e->head; q; q = q->next)
+        if (q->state == JOB_QUEUED) (*queue_position)++;
+    j->seq = e->next_seq++;
+    j->submit_ns = cuzk_now_ns();
+    j->state = JOB_QUEUED;
+    unsigned h = id_hash(j->id);
+    j->hnext = e->buckets[h];
+    e->buckets[h] = j;
+    j->prev = e->tail;
+    if (e->tail) e->tail->next = j; else e->head = j;
+    e->tail = j;
+    snprintf(job_id, ENGINE_ID_MAX, "%s", j->id);
+    cuzk_log(CLOG_INFO, "job enqueued: job=%s kind=%s priority=%d partitions=%u circuit=%s",
+          j->id, engine_kind_name(j->kind), j->priority, j->n_parts,
+          j->circuit_id[0] ? j->circuit_id : "-");
+    if (prc == CUZK_E_UNSUPPORTED) {
+        job_finish(e, j, ENGINE_FAILED, perr.msg);
+    } else {
+        j->proof = calloc(j->n_parts, G16_PROOF_BYTES);
+        int rc = j->proof ? CUZK_OK : CUZK_E_NOMEM;
+        for (uint32_t p = 0; p < j->n_parts && !rc; p++) {
+            rc = q_push(&e->synth_q, j, p);
+            if (!rc) j->parts_queued++;
+        }
+        if (rc) job_finish(e, j, ENGINE_FAILED, "out of memory while queueing partitions");
+        pthread_cond_broadcast(&e->synth_cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
+                 struct engine_result *out, struct cuzk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&e->mu);
+    struct job *j = job_find(e, job_id);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s' (unknown, or its result "
+                         "was dropped after [daemon] result_retention)", job_id);
+    }
+    j->refs++;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += (time_t)(timeout_ms / 1000);
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
+    int wrc = 0;
+    while (j->state != JOB_DONE && wrc != ETIMEDOUT) {
+        if (timeout_ms) wrc = pthread_cond_timedwait(&j->cv, &e->mu, &dl);
+        else pthread_cond_wait(&j->cv, &e->mu);
+    }
+    int rc = CUZK_OK;
+    if (j->state == JOB_DONE) {
+        *out = j->result;
+        out->proof = NULL;
+        if (j->result.proof_len) {
+            out->proof = malloc(j->result.proof_len);
+            if (out->proof) memcpy(out->proof, j->result.proof, j->result.proof_len);
+            else { out->proof_len = 0; rc = cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
+        }
+    } else {
+        snprintf(out->job_id, sizeof out->job_id, "%s", j->id);
+        out->status = ENGINE_TIMEOUT;
+        snprintf(out->error, sizeof out->error,
+                 "no result within timeout_ms=%" PRIu64 "; the job is still %s", timeout_ms,
+                 j->state == JOB_QUEUED ? "queued" : "running");
+        out->total_ms = ms(cuzk_now_ns() - j->submit_ns);
+    }
+    j->refs--;
+    if (j->state == JOB_DONE && !j->refs) retention_gc(e);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int engine_cancel(struct engine *e, const char *job_id, bool *was_running,
+                  struct cuzk_error *err)
+{
+    *was_running = false;
+    pthread_mutex_lock(&e->mu);
+    struct job *j = job_find(e, job_id);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s'", job_id);
+    }
+    if (j->state != JOB_DONE) {
+        *was_running = j->parts_running > 0;
+        job_finish(e, j, ENGINE_CANCELLED, "cancelled by CancelProof");
+    }
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+int engine_preload(struct engine *e, const char *circuit_id, bool *already_loaded,
+                   uint64_t *load_ms, struct cuzk_error *err)
+{
+    struct srs_entry *s = NULL;
+    uint64_t t0 = cuzk_now_ns();
+    bool was = false;
+    int rc = srs_acquire(e, circuit_id, &s, NULL, &was, err);
+    if (rc) return rc;
+    *already_loaded = was;
+    *load_ms = was ? 0 : ms(cuzk_now_ns() - t0);
+    srs_release(e, s);
+    return CUZK_OK;
+}
+
+int engine_evict(struct engine *e, const char *circuit_id, bool *was_loaded,
+                 uint64_t *freed_bytes, struct cuzk_error *err)
+{
+    return srs_evict(e, circuit_id, was_loaded, freed_bytes, err);
+}
+
+/* ---------------------------------------------------------------- workers -- */
+
+/* A partition leaves the pipeline (e->mu held): bookkeeping shared by every exit path. */
+static void part_leave(struct engine *e, struct job *j)
+{
+    j->parts_running--;
+    j->refs--;
+    e->parts_in_flight--;
+    pthread_cond_broadcast(&e->drain_cv);
+    if (e->stopping && !e->parts_in_flight) pthread_cond_broadcast(&e->prove_cv);
+    if (j->state == JOB_DONE && !j->refs) retention_gc(e);
+}
+
+static void part_fail(struct engine *e, struct job *j, uint32_t p, const char *stage,
+                      const struct cuzk_error *perr)
+{
+    char msg[CUZK_ERR_MSG_MAX + 64];
+    snprintf(msg, sizeof msg, "partition %u %s failed: %s", p, stage, perr->msg);
+    j->parts[p].state = PART_FAILED;
+    job_finish(e, j, ENGINE_FAILED, msg);
+}
+
+/* Working-set estimate of one partition: witness, and a/b/c + h for proving. */
+static void part_mem(const struct g16_shape *s, uint64_t *witness, uint64_t *prove)
+{
+    uint64_t n = 1;
+    while (n < s->n_constraints) n <<= 1;
+    *witness = ((uint64_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    *prove = 4 * n * sizeof(fr_t);
+}
+
+static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_t p)
+{
+    struct part *pt = &j->parts[p];
+    struct cuzk_error perr;
+    cuzk_error_clear(&perr);
+    uint64_t wait_ns = 0;
+    struct srs_entry *s = NULL;
+    int rc = srs_acquire(e, j->circuit_id, &s, &wait_ns, NULL, &perr);
+    pthread_mutex_lock(&e->mu);
+    if (wait_ns > j->srs_wait_ns && wait_ns > NS_PER_MS) j->srs_wait_ns = wait_ns;
+    if (rc) {
+        if (j->state != JOB_DONE) part_fail(e, j, p, "SRS load", &perr);
+        part_leave(e, j);
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    pt->srs = s;
+    uint64_t mw, mp;
+    part_mem(&s->shape, &mw, &mp);
+    if (j->state == JOB_DONE) goto drop_locked;
+    if (s->bytes + mw + mp > e->mem_total) {
+        /* it could never run: fail now rather than wait for memory that cannot come */
+        cuzk_fail(&perr, CUZK_E_NOMEM, "needs %.1f MiB (SRS %.1f MiB + working set %.1f MiB) but "
+                  "the whole budget is %.1f MiB ([memory] total_budget)",
+                  (double)(s->bytes + mw + mp) / MiB, (double)s->bytes / MiB,
+                  (double)(mw + mp) / MiB, (double)e->mem_total / MiB);
+        part_fail(e, j, p, "memory reservation", &perr);
+        goto drop_locked;
+    }
+    rc = mem_reserve(e, mw + mp, &perr);
+    if (rc) {
+        if (j->state != JOB_DONE) part_fail(e, j, p, "memory reservation", &perr);
+        goto drop_locked;
+    }
+    pt->mem_witness = mw;
+    pt->mem_prove = mp;
+    if (j->state == JOB_DONE) goto drop_locked;   /* cancelled while waiting for memory */
+    pthread_mutex_unlock(&e->mu);
+
+    clog_timeline("SYNTH_START", j->id, "partition=%u,worker=%u", p, w->id);
+    uint64_t t0 = cuzk_now_ns();
+    pt->inputs = cuzk_malloc((size_t)s->shape.n_inputs * sizeof(fr_t));
+    pt->aux = cuzk_malloc((size_t)(s->shape.n_aux ? s->shape.n_aux : 1) * sizeof(fr_t));
+    if (!pt->inputs || !pt->aux) rc = cuzk_fail(&perr, CUZK_E_NOMEM, "witness allocation");
+    else rc = synth_witness(pt->inputs, pt->aux, &s->shape, &s->sp, pt->seed, &perr);
+    pt->synth_ns = cuzk_now_ns() - t0;
+    clog_timeline("SYNTH_END", j->id, "partition=%u,synth_ms=%" PRIu64, p, ms(pt->synth_ns));
+
+    pthread_mutex_lock(&e->mu);
+    if (rc) {
+        if (j->state != JOB_DONE) part_fail(e, j, p, "synthesis", &perr);
+        goto drop_locked;
+    }
+    if (j->state == JOB_DONE) goto drop_locked;
+    if (q_push(&e->prove_q, j, p)) {
+        cuzk_fail(&perr, CUZK_E_NOMEM, "out of memory queueing for the prover");
+        part_fail(e, j, p, "queueing", &perr);
+        goto drop_locked;
+    }
+    pt->state = PART_SYNTH_DONE;
+    clog_timeline("GPU_QUEUE", j->id, "partition=%u", p);
+    pthread_cond_signal(&e->prove_cv);
+    pthread_mutex_unlock(&e->mu);
+    return;
+
+drop_locked:
+    /* the job ended (cancel/failure) while this partition was in flight: discard it */
+    mem_release(e, pt->mem_witness + pt->mem_prove);
+    pt->mem_witness = pt->mem_prove = 0;
+    if (pt->state != PART_FAILED) pt->state = PART_DROPPED;
+    pthread_mutex_unlock(&e->mu);
+    cuzk_free(pt->inputs);
+    cuzk_free(pt->aux);
+    pt->inputs = pt->aux = NULL;
+    srs_release(e, s);
+    pt->srs = NULL;
+    pthread_mutex_lock(&e->mu);
+    part_leave(e, j);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_t p)
+{
+    struct part *pt = &j->parts[p];
+    struct srs_entry *s = pt->srs;
+    struct cuzk_error perr;
+    cuzk_error_clear(&perr);
+    struct g16_proof proof;
+    struct g16_timings t;
+    memset(&t, 0, sizeof t);
+    struct g16_assignment asg = {pt->inputs, pt->aux};
+
+    pthread_mutex_lock(&e->mu);
+    bool skip = j->state == JOB_DONE;   /* cancelled or failed while it waited */
+    pthread_mutex_unlock(&e->mu);
+    int rc = CUZK_E_CANCELLED;
+    uint64_t t1 = 0;
+    if (!skip) {
+        clog_timeline("GPU_PICKUP", j->id, "worker=%u,partition=%u", w->id, p);
+        uint64_t t0 = cuzk_now_ns();
+        if (w->gpu_ordinal >= 0) {
+            pthread_mutex_lock(&e->dev_mu[w->dev]);
+            clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=%d", w->id, p,
+                          w->gpu_ordinal);
+            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, e->gpu.backend,
+                           e->dev_ctx[w->dev], &t, &perr);
+            pthread_mutex_unlock(&e->dev_mu[w->dev]);
+        } else {
+            clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=cpu", w->id, p);
+            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, NULL, NULL, &t, &perr);
+        }
+        t1 = cuzk_now_ns();
+        pt->gpu_ns = t1 - t0;
+        clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64, w->id, p,
+                      ms(pt->gpu_ns));
+    }
+    /* first release: the proving working set is gone */
+    pthread_mutex_lock(&e->mu);
+    mem_release(e, pt->mem_prove);
+    pt->mem_prove = 0;
+    pthread_mutex_unlock(&e->mu);
+
+    const char *stage = "prove";
+    if (!skip && !rc) {
+        stage = "self-verification";
+        rc = g16_verify(s->pvk, &proof, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
+        clog_timeline("VERIFY_END", j->id, "partition=%u,verify_ms=%" PRIu64 ",ok=%d", p,
+                      ms(cuzk_now_ns() - t1), rc == CUZK_OK);
+    }
+    cuzk_free(pt->inputs);
+    cuzk_free(pt->aux);
+    pt->inputs = pt->aux = NULL;
+    srs_release(e, s);
+
+    pthread_mutex_lock(&e->mu);
+    mem_release(e, pt->mem_witness);   /* second release */
+    pt->mem_witness = 0;
+    pt->srs = NULL;
+    if (j->state != JOB_DONE) {
+        if (rc) {
+            part_fail(e, j, p, stage, &perr);
+        } else {
+            g16_proof_to_bytes(j->proof + (size_t)p * G16_PROOF_BYTES, &proof);
+            pt->state = PART_DONE;
+            j->parts_done++;
+            if (j->parts_done == j->n_parts) job_finish(e, j, ENGINE_COMPLETED, NULL);
+        }
+    } else if (pt->state != PART_FAILED) {
+        pt->state = PART_DROPPED;
+    }
+    part_leave(e, j);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct engine *e = w->e;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        struct pqueue *q = w->prover ? &e->prove_q : &e->synth_q;
+        pthread_cond_t *cv = w->prover ? &e->prove_cv : &e->synth_cv;
+        /* On shutdown synthesis workers leave once their queue is empty; provers stay while
+         * any partition is in flight, since a synthesized one may still arrive. */
+        while (q->n == 0 && !(e->stopping && (!w->prover || e->parts_in_flight == 0)))
+            pthread_cond_wait(cv, &e->mu);
+        if (q->n == 0) break;
+        struct qitem it = q_pop(q);
+        struct job *j = it.job;
+        struct part *pt = &j->parts[it.part];
+        if (!w->prover) {
+            j->parts_queued--;
+            j->parts_running++;
+            j->refs++;
+            e->parts_in_flight++;
+            pt->state = PART_SYNTHESIZING;
+            if (j->state == JOB_QUEUED) {
+                j->state = JOB_RUNNING;
+                j->start_ns = cuzk_now_ns();
+                cuzk_log(CLOG_DEBUG, "job dequeued for proving: job=%s", j->id);
+            }
+        } else {
+            pt->state = PART_PROVING;
+        }
+        w->busy = true;
+        w->busy_since_ns = cuzk_now_ns();
+        snprintf(w->job_id, sizeof w->job_id, "%s", j->id);
+        w->kind = j->kind;
+        w->partition = (int)it.part;
+        pthread_mutex_unlock(&e->mu);
+        if (w->prover) prove_one(e, w, j, it.part);
+        else synth_one(e, w, j, it.part);
+        pthread_mutex_lock(&e->mu);
+        w->busy = false;
+        w->job_id[0] = 0;
+    }
+    e->n_live--;
+    pthread_cond_broadcast(&e->drain_cv);
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------- lifecycle -- */
+
+static uint64_t mem_total_auto(uint64_t margin)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    uint64_t total = kb ? (uint64_t)kb * 1024 : 256ull << 30;
+    return total > margin + (256ull << 20) ? total - margin : 256ull << 20;
+}
+
+struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu_ops *gpu,
+                          struct cuzk_error *err)
+{
+    struct engine *e = calloc(1, sizeof *e);
+    if (!e) { cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); return NULL; }
+    e->cfg = *cfg;
+    e->start_ns = cuzk_now_ns();
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->synth_cv, NULL);
+    pthread_cond_init(&e->prove_cv, NULL);
+    pthread_cond_init(&e->drain_cv, NULL);
+    pthread_cond_init(&e->mem_cv, NULL);
+    pthread_cond_init(&e->srs_cv, NULL);
+    e->mem_total = cfg->budget_auto ? mem_total_auto(cfg->safety_margin) : cfg->total_budget;
+    cuzk_log(CLOG_INFO, "memory budget initialized: total_budget_mib=%.0f (%s)",
+          (double)e->mem_total / MiB, cfg->budget_auto ? "auto: MemTotal - safety_margin" : "configured");
+
+    /* devices: GPUs from the seam, else CPU provers */
+    if (gpu && gpu->n_devices && gpu->backend) {
+        e->gpu = *gpu;
+        e->have_gpu = true;
+        e->n_dev = gpu->n_devices < CFG_MAX_DEVICES ? gpu->n_devices : CFG_MAX_DEVICES;
+        for (unsigned d = 0; d < e->n_dev; d++) {
+            e->gpu_ordinals[d] = gpu->ordinals ? gpu->ordinals[d] : (int)d;
+            pthread_mutex_init(&e->dev_mu[d], NULL);
+            if (gpu->ctx_new) {
+                e->dev_ctx[d] = gpu->ctx_new(gpu->user, e->gpu_ordinals[d], cfg->gpu_threads, err);
+                if (!e->dev_ctx[d]) {
+                    cuzk_fail_prefix(err, err && err->code ? err->code : CUZK_E_GPU,
+                                     "GPU %d", e->gpu_ordinals[d]);
+                    for (unsigned k = 0; k < d; k++)
+                        if (e->dev_ctx[k] && gpu->ctx_free) gpu->ctx_free(e->dev_ctx[k]);
+                    free(e);
+                    return NULL;
+                }
+            }
+        }
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1) ncpu = 1;
+    unsigned n_synth = cfg->max_parallel_synthesis;
+    if (!n_synth) n_synth = (unsigned)(ncpu < 18 ? ncpu : 18);
+    if (n_synth < 2) n_synth = 2;
+    unsigned n_prove = cfg->gpu_workers_per_device * (e->have_gpu ? e->n_dev : 1);
+    e->n_synth = n_synth;
+    e->n_workers = n_synth + n_prove;
+    e->workers = calloc(e->n_workers, sizeof *e->workers);
+    if (!e->workers) { cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); free(e); return NULL; }
+    pthread_mutex_lock(&e->mu);
+    for (unsigned i = 0; i < e->n_workers; i++) {
+        struct worker *w = &e->workers[i];
+        w->e = e;
+        w->id = i;
+        w->prover = i >= n_synth;
+        w->gpu_ordinal = -1;
+        if (w->prover && e->have_gpu) {
+            w->dev = (i - n_synth) / cfg->gpu_workers_per_device;
+            w->gpu_ordinal = e->gpu_ordinals[w->dev];
+        }
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            e->stopping = true;
+            pthread_cond_broadcast(&e->synth_cv);
+            pthread_cond_broadcast(&e->prove_cv);
+            pthread_mutex_unlock(&e->mu);
+            cuzk_fail(err, CUZK_E_INTERNAL, "cannot start worker threads: %s", strerror(errno));
+            e->n_workers = i;
+            engine_free(e);
+            return NULL;
+        }
+        e->n_live++;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (e->have_gpu)
+        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u GPU(s) x %u prover workers",
+              n_synth, e->n_dev, cfg->gpu_workers_per_device);
+    else
+        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u CPU prover workers (no GPU)",
+              n_synth, n_prove);
+    return e;
+}
+
+void engine_shutdown(struct engine *e, uint64_t grace_ms)
+{
+    pthread_mutex_lock(&e->mu);
+    if (e->stopping && !e->parts_in_flight) { pthread_mutex_unlock(&e->mu); return; }
+    e->stopping = true;
+    cuzk_log(CLOG_INFO, "shutting down cuzk engine: cancelling queued work, %u partition(s) running",
+          e->parts_in_flight);
+    /* Queued work is cancelled; a job whose remaining partitions are all running may finish. */
+    for (struct job *j = e->head; j; j = j->next) {
+        if (j->state == JOB_DONE) continue;
+        if (j->parts_queued || !j->parts_running)
+            job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down");
+    }
+    pthread_cond_broadcast(&e->synth_cv);
+    pthread_cond_broadcast(&e->prove_cv);
+    pthread_cond_broadcast(&e->mem_cv);
+    pthread_cond_broadcast(&e->srs_cv);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += (time_t)(grace_ms / 1000);
+    dl.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
+    int wrc = 0;
+    while (e->parts_in_flight && wrc != ETIMEDOUT)
+        wrc = pthread_cond_timedwait(&e->drain_cv, &e->mu, &dl);
+    for (struct job *j = e->head; j; j = j->next)
+        if (j->state != JOB_DONE)
+            job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down: running partitions did not "
+                       "finish within [daemon] shutdown_grace");
+    if (e->parts_in_flight)
+        cuzk_log(CLOG_WARN, "%u partition(s) still running after the %" PRIu64 " ms grace; "
+              "abandoning them", e->parts_in_flight, grace_ms);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void engine_free(struct engine *e)
+{
+    if (!e) return;
+    pthread_mutex_lock(&e->mu);
+    e->stopping = true;
+    pthread_cond_broadcast(&e->synth_cv);
+    pthread_cond_broadcast(&e->prove_cv);
+    /* Workers stuck in a long kernel are not joined: the process is about to exit. */
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 2;
+    int wrc = 0;
+    while (e->n_live && wrc != ETIMEDOUT) wrc = pthread_cond_timedwait(&e->drain_cv, &e->mu, &dl);
+    bool all_done = e->n_live == 0;
+    pthread_mutex_unlock(&e->mu);
+    if (!all_done) return;   /* leak rather than free memory a live thread may touch */
+    for (unsigned i = 0; i < e->n_workers; i++) pthread_join(e->workers[i].thread, NULL);
+    while (e->head) {
+        e->head->refs = 0;
+        job_destroy(e, e->head);
+    }
+    srs_free_all(e);
+    for (unsigned d = 0; d < e->n_dev; d++)
+        if (e->dev_ctx[d] && e->gpu.ctx_free) e->gpu.ctx_free(e->dev_ctx[d]);
+    free(e->synth_q.v);
+    free(e->prove_q.v);
+    free(e->workers);
+    free(e);
+}
+
+/* --------------------------------------------------------------- snapshot -- */
+
+int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    /* GPU info is gathered outside the engine lock (it may ask the driver). */
+    out->n_gpus = e->have_gpu ? e->n_dev : 0;
+    if (out->n_gpus && !(out->gpus = calloc(out->n_gpus, sizeof *out->gpus)))
+        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    for (size_t d = 0; d < out->n_gpus; d++) {
+        out->gpus[d].ordinal = e->gpu_ordinals[d];
+        snprintf(out->gpus[d].name, sizeof out->gpus[d].name, "GPU %d", e->gpu_ordinals[d]);
+        if (e->gpu.info)
+            e->gpu.info(e->gpu.user, e->gpu_ordinals[d], out->gpus[d].name, sizeof out->gpus[d].name,
+                        &out->gpus[d].vram_total, &out->gpus[d].vram_free);
+    }
+    pthread_mutex_lock(&e->mu);
+    uint64_t now = cuzk_now_ns();
+    out->uptime_ms = (now - e->start_ns) / NS_PER_MS;
+    out->mem_total = e->mem_total;
+    out->mem_used = e->mem_used;
+    out->synth_workers = e->n_synth;
+    for (int k = 0; k < ENGINE_NKINDS; k++) {
+        struct engine_kind_stats *ks = &out->kinds[k];
+        const struct kind_counters *kc = &e->kc[k];
+        ks->completed = kc->completed;
+        ks->failed = kc->failed;
+        ks->cancelled = kc->cancelled;
+        ks->duration_count = kc->n_dur < DUR_RING ? kc->n_dur : DUR_RING;
+        for (uint64_t i = 0; i < ks->duration_count; i++) ks->duration_sum_s += kc->dur[i];
+        out->completed += kc->completed;
+        out->failed += kc->failed;
+        out->cancelled += kc->cancelled;
+    }
+    size_t nj = 0;
+    for (struct job *j = e->head; j; j = j->next) nj++;
+    out->jobs = calloc(nj ? nj : 1, sizeof *out->jobs);
+    out->workers = calloc(e->n_workers, sizeof *out->workers);
+    out->n_srs = 0;
+    for (struct srs_entry *s = e->srs; s; s = s->next) out->n_srs++;
+    out->srs = calloc(out->n_srs ? out->n_srs : 1, sizeof *out->srs);
+    int rc = CUZK_OK;
+    if (!out->jobs || !out->workers || !out->srs) {
+        rc = cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+        goto done;
+    }
+    for (struct job *j = e->head; j; j = j->next) {
+        int ki = engine_kind_index(j->kind);
+        if (ki < 0) ki = 0;
+        if (j->state != JOB_DONE) {
+            if (j->state == JOB_QUEUED) { out->kinds[ki].pending_jobs++; out->queue_depth++; }
+            else { out->kinds[ki].running_jobs++; out->running_jobs++; }
+            out->kinds[ki].pending_parts += j->parts_queued;
+        } else if (now - j->done_ns > STATUS_KEEP_NS || j->orphan) {
+            continue;
+        }
+        struct engine_job_snap *js = &out->jobs[out->n_jobs];
+        snprintf(js->id, sizeof js->id, "%s", j->id);
+        js->kind = j->kind;
+        js->priority = j->priority;
+        js->status = j->state == JOB_DONE ? j->result.status : ENGINE_UNKNOWN;
+        js->running = j->state == JOB_RUNNING;
+        js->age_ms = (now - j->submit_ns) / NS_PER_MS;
+        js->n_parts = j->n_parts;
+        js->parts_done = j->parts_done;
+        js->parts = calloc(j->n_parts ? j->n_parts : 1, sizeof *js->parts);
+        if (!js->parts) { rc = cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); goto done; }
+        for (uint32_t p = 0; p < j->n_parts; p++) {
+            js->parts[p].index = p;
+            js->parts[p].state = j->parts[p].state;
+            js->parts[p].synth_ms = ms(j->parts[p].synth_ns);
+            js->parts[p].gpu_ms = ms(j->parts[p].gpu_ns);
+        }
+        out->n_jobs++;
+    }
+    for (unsigned i = 0; i < e->n_workers; i++) {
+        const struct worker *w = &e->workers[i];
+        if (!w->prover) {
+            if (w->busy) out->synth_active++;
+            continue;
+        }
+        struct engine_worker_snap *ws = &out->workers[out->n_workers++];
+        ws->id = w->id;
+        ws->gpu_ordinal = w->gpu_ordinal;
+        ws->busy = w->busy;
+        ws->kind = w->kind;
+        ws->partition = w->busy ? w->partition : -1;
+        ws->busy_ms = w->busy ? (now - w->busy_since_ns) / NS_PER_MS : 0;
+        snprintf(ws->job_id, sizeof ws->job_id, "%s", w->busy ? w->job_id : "");
+        if (w->gpu_ordinal >= 0) {
+            struct engine_gpu_snap *g = &out->gpus[w->dev];
+            g->workers++;
+            if (w->busy) {
+                g->busy++;
+                snprintf(g->current_job, sizeof g->current_job, "%s", w->job_id);
+                g->current_kind = w->kind;
+            }
+        }
+    }
+    size_t i = 0;
+    for (struct srs_entry *s = e->srs; s; s = s->next, i++) {
+        struct engine_srs_snap *ss = &out->srs[i];
+        snprintf(ss->circuit_id, sizeof ss->circuit_id, "%s", s->id);
+        ss->tier = s->tier;
+        ss->bytes = s->bytes;
+        ss->load_ms = ms(s->load_ns);
+        ss->refs = s->refs;
+        ss->idle_ms = s->refs || s->state != SRS_READY ? 0 : (now - s->last_used_ns) / NS_PER_MS;
+        ss->evictable = s->state == SRS_READY && s->refs == 0;
+    }
+done:
+    pthread_mutex_unlock(&e->mu);
+    if (rc) engine_snapshot_free(out);
+    return rc;
+}
+
+void engine_snapshot_free(struct engine_snapshot *s)
+{
+    for (size_t i = 0; i < s->n_jobs; i++) free(s->jobs[i].parts);
+    free(s->jobs);
+    free(s->workers);
+    free(s->gpus);
+    free(s->srs);
+    memset(s, 0, sizeof *s);
+}

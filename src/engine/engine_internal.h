@@ -1,0 +1,141 @@
+/* engine_internal.h: state shared by the engine's files (jobs and workers in engine.c, the SRS
+ * cache and memory budget in srs.c). One mutex (engine.mu) guards all of it. */
+#ifndef CUZK_ENGINE_INTERNAL_H
+#define CUZK_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuzk/circuits.h"
+#include "cuzk/engine.h"
+#include "cuzk/groth16.h"
+
+/* ---- SRS cache entry: shape + proving key + prepared verifying key of one circuit ---- */
+enum srs_state { SRS_LOADING, SRS_READY };
+struct srs_entry {
+    struct srs_entry *next;
+    char id[64];
+    int state;
+    bool synthetic;
+    struct synth_params sp;         /* synthetic circuits */
+    bool has_shape;
+    struct g16_shape shape;
+    struct g16_pk pk;
+    struct g16_pvk *pvk;
+    uint64_t bytes;                 /* reserved from the budget while loaded */
+    unsigned refs;                  /* partitions in flight + loaders */
+    uint64_t last_used_ns, load_ns;
+    const char *tier;
+};
+
+struct engine;
+
+/* Memory budget (e->mu held). Reserve blocks until it fits (evicting idle SRS entries) and
+ * fails fast with CUZK_E_NOMEM if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown. */
+int mem_reserve(struct engine *e, uint64_t n, struct cuzk_error *err);
+void mem_release(struct engine *e, uint64_t n);
+
+/* Take a reference on a ready entry, loading it first if needed (e->mu NOT held). *waited_ns:
+ * how long this caller waited for a load (its own or another's). */
+int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64_t *waited_ns,
+                bool *was_loaded, struct cuzk_error *err);
+void srs_release(struct engine *e, struct srs_entry *s);   /* e->mu NOT held */
+/* Remove an idle entry (e->mu NOT held); CUZK_E_BUSY naming the users if referenced. */
+int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *freed,
+              struct cuzk_error *err);
+/* Evict least recently used idle entries until `need` bytes are free (e->mu held). */
+bool srs_evict_lru(struct engine *e, uint64_t need);
+void srs_free_all(struct engine *e);
+/* Validate a circuit id; fills the synthetic params when it is "synthetic-<N>". */
+int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, struct cuzk_error *err);
+
+#define SYNTH_PUBLIC_INPUTS 2     /* public inputs of every synthetic circuit (besides ONE) */
+
+/* ---- jobs ---- */
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct part {
+    int state;                      /* enum engine_part_state */
+    uint64_t seed;                  /* synthetic witness instance */
+    uint64_t synth_ns, gpu_ns;
+    fr_t *inputs, *aux;             /* witness, between synthesis and proving */
+    struct srs_entry *srs;          /* reference held while in flight */
+    uint64_t mem_prove, mem_witness;   /* reserved bytes, released in two steps */
+};
+
+struct job {
+    struct job *hnext;              /* hash chain (absent once orphaned) */
+    struct job *prev, *next;        /* all jobs, in submit order */
+    uint64_t seq;                   /* unique; orders equal-priority work FIFO */
+    char id[ENGINE_ID_MAX];
+    int kind, priority, state;
+    bool orphan;                    /* replaced by a resubmission; freed when refs == 0 */
+    unsigned refs;                  /* waiters + partitions in flight */
+    char circuit_id[64];
+    struct synth_params sp;
+    uint32_t n_parts, parts_done, parts_queued, parts_running;
+    struct part *parts;
+    uint8_t *proof;                 /* n_parts * 192 bytes, filled in partition order */
+    uint64_t submit_ns, start_ns, done_ns, srs_wait_ns;
+    struct engine_result result;    /* valid when state == JOB_DONE */
+    pthread_cond_t cv;              /* signalled when the job finishes */
+};
+
+/* A queued partition. Heap order: priority (high first), then job seq, then partition. */
+struct qitem { struct job *job; uint32_t part; };
+struct pqueue { struct qitem *v; size_t n, cap; };
+
+struct worker {
+    struct engine *e;
+    pthread_t thread;
+    unsigned id;
+    bool prover;
+    int gpu_ordinal;                /* -1 = CPU */
+    unsigned dev;                   /* index into e->dev_mu / e->dev_ctx */
+    bool busy;
+    char job_id[ENGINE_ID_MAX];
+    int kind, partition;
+    uint64_t busy_since_ns;
+};
+
+#define DUR_RING 1000
+struct kind_counters {
+    uint64_t completed, failed, cancelled;
+    double dur[DUR_RING];
+    uint64_t n_dur;
+};
+
+struct engine {
+    pthread_mutex_t mu;
+    struct cuzk_config cfg;
+    uint64_t start_ns;
+    bool stopping;                  /* no new work; queues drained */
+    /* jobs */
+    struct job *buckets[1024];
+    struct job *head, *tail;
+    uint64_t next_seq;
+    uint32_t n_done;                /* finished jobs still retained */
+    struct pqueue synth_q, prove_q;
+    pthread_cond_t synth_cv, prove_cv, drain_cv;
+    uint32_t parts_in_flight;       /* picked up by a worker, not yet finished */
+    /* workers */
+    struct worker *workers;
+    unsigned n_workers, n_synth, n_live;
+    struct engine_gpu_ops gpu;
+    bool have_gpu;
+    int gpu_ordinals[CFG_MAX_DEVICES];
+    pthread_mutex_t dev_mu[CFG_MAX_DEVICES];
+    void *dev_ctx[CFG_MAX_DEVICES];
+    unsigned n_dev;
+    /* memory budget */
+    uint64_t mem_total, mem_used;
+    pthread_cond_t mem_cv;
+    /* SRS cache */
+    struct srs_entry *srs;
+    pthread_cond_t srs_cv;
+    /* counters */
+    struct kind_counters kc[ENGINE_NKINDS];
+};
+
+#endif

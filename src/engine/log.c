@@ -1,0 +1,96 @@
+/* log.c: leveled human/JSON log lines and TIMELINE events on stderr (one write per line). */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "cuzk/log.h"
+#include "cuzk/util.h"
+
+static int g_level = CLOG_INFO;
+static bool g_json;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_start_ns;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void start_clock(void) { g_start_ns = cuzk_now_ns(); }
+
+static const char *level_names[] = {"error", "warn", "info", "debug", "trace"};
+
+bool clog_level_parse(int *out, const char *name)
+{
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(name, level_names[i])) { *out = i; return true; }
+    return false;
+}
+
+void clog_set_level(int level) { g_level = level; pthread_once(&g_once, start_clock); }
+void clog_set_json(bool json) { g_json = json; }
+bool clog_enabled(int level) { return level <= g_level; }
+
+/* JSON string body escaping (quotes, backslash, control characters). */
+static size_t json_escape(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (; *s && n + 7 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') { out[n++] = '\\'; out[n++] = (char)ch; }
+        else if (ch == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
+        else if (ch < 0x20) n += (size_t)snprintf(out + n, cap - n, "\\u%04x", ch);
+        else out[n++] = (char)ch;
+    }
+    out[n] = 0;
+    return n;
+}
+
+void cuzk_log(int level, const char *fmt, ...)
+{
+    if (level > g_level) return;
+    pthread_once(&g_once, start_clock);
+    char msg[2048], line[4400], ts[40];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm tm;
+    gmtime_r(&tv.tv_sec, &tm);
+    size_t tn = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(ts + tn, sizeof ts - tn, ".%03ldZ", (long)(tv.tv_usec / 1000));
+    if (g_json) {
+        char esc[4200];
+        json_escape(esc, sizeof esc, msg);
+        snprintf(line, sizeof line, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\"}\n", ts,
+                 level_names[level], esc);
+    } else {
+        snprintf(line, sizeof line, "%s %-5s %s\n", ts, level_names[level], msg);
+    }
+    pthread_mutex_lock(&g_mu);
+    fputs(line, stderr);
+    fflush(stderr);
+    pthread_mutex_unlock(&g_mu);
+}
+
+void clog_timeline(const char *event, const char *job_id, const char *fmt, ...)
+{
+    pthread_once(&g_once, start_clock);
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    unsigned long long ms = (unsigned long long)((cuzk_now_ns() - g_start_ns) / 1000000);
+    char ejob[600];
+    if (g_json) json_escape(ejob, sizeof ejob, job_id);
+    pthread_mutex_lock(&g_mu);
+    if (g_json)   /* one JSON object per line, like every other log line in this mode */
+        fprintf(stderr, "{\"timeline_ms\":%llu,\"event\":\"%s\",\"job_id\":\"%s\",\"detail\":\"%s\"}\n",
+                ms, event, ejob, detail);
+    else
+        fprintf(stderr, "TIMELINE,%llu,%s,%s,%s\n", ms, event, job_id, detail);
+    fflush(stderr);
+    pthread_mutex_unlock(&g_mu);
+}

@@ -1,0 +1,357 @@
+/* srs.c: the engine's memory budget and SRS cache: circuit shape + proving key + prepared
+ * verifying key per circuit id, loaded once (file or local setup), LRU-evicted when idle. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cuzk/log.h"
+#include "cuzk/util.h"
+#include "engine_internal.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* Filecoin circuit ids and their v28 parameter files (names as published in parameters.json). */
+static const struct { const char *id, *file; } fil_params[] = {
+    {"porep-32g", "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820.params"},
+    {"porep-64g", "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2.params"},
+    {"wpost-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc.params"},
+    {"winning-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e.params"},
+    {"snap-32g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18.params"},
+    {"snap-64g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7.params"},
+};
+#define N_FIL (sizeof fil_params / sizeof fil_params[0])
+
+/* ------------------------------------------------------------ memory budget -- */
+
+int mem_reserve(struct engine *e, uint64_t n, struct cuzk_error *err)
+{
+    if (n > e->mem_total)
+        return cuzk_fail(err, CUZK_E_NOMEM,
+                         "needs %.1f MiB of memory but the whole budget is %.1f MiB "
+                         "([memory] total_budget)", (double)n / MiB, (double)e->mem_total / MiB);
+    bool logged = false;
+    while (e->mem_used + n > e->mem_total) {
+        if (e->stopping) return cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
+        if (srs_evict_lru(e, e->mem_used + n - e->mem_total)) continue;
+        if (!logged) {
+            cuzk_log(CLOG_DEBUG, "waiting for memory: need %.1f MiB, %.1f of %.1f MiB in use",
+                 (double)n / MiB, (double)e->mem_used / MiB, (double)e->mem_total / MiB);
+            logged = true;
+        }
+        /* Timed wait: idle entries become evictable with time, not only on release. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&e->mem_cv, &e->mu, &ts);
+    }
+    e->mem_used += n;
+    return CUZK_OK;
+}
+
+void mem_release(struct engine *e, uint64_t n)
+{
+    e->mem_used = n > e->mem_used ? 0 : e->mem_used - n;
+    pthread_cond_broadcast(&e->mem_cv);
+}
+
+/* ---------------------------------------------------------------- entries -- */
+
+int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, struct cuzk_error *err)
+{
+    if (!strncmp(id, "synthetic-", 10)) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(id + 10, &end, 10);
+        if (errno || *end || id[10] < '1' || id[10] > '9' || n == 0 || n > ENGINE_MAX_CONSTRAINTS)
+            return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                             "circuit id '%s': expected synthetic-<N> with 1 <= N <= %llu", id,
+                             (unsigned long long)ENGINE_MAX_CONSTRAINTS);
+        *synthetic = true;
+        sp->n_constraints = n;
+        sp->n_public = SYNTH_PUBLIC_INPUTS;
+        return CUZK_OK;
+    }
+    for (size_t i = 0; i < N_FIL; i++)
+        if (!strcmp(id, fil_params[i].id)) { *synthetic = false; return CUZK_OK; }
+    return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                     "unknown circuit id '%s' (expected porep-32g, porep-64g, wpost-32g, "
+                     "winning-32g, snap-32g, snap-64g or synthetic-<N>)", id);
+}
+
+static struct srs_entry *find(struct engine *e, const char *id)
+{
+    for (struct srs_entry *s = e->srs; s; s = s->next)
+        if (!strcmp(s->id, id)) return s;
+    return NULL;
+}
+
+static void unlink_entry(struct engine *e, struct srs_entry *x)
+{
+    for (struct srs_entry **pp = &e->srs; *pp; pp = &(*pp)->next)
+        if (*pp == x) { *pp = x->next; return; }
+}
+
+static void entry_free(struct engine *e, struct srs_entry *s)
+{
+    if (!s) return;
+    if (s->state == SRS_READY && e->have_gpu && e->gpu.unload)
+        for (unsigned d = 0; d < e->n_dev; d++) {
+            if (!e->dev_ctx[d]) continue;
+            pthread_mutex_lock(&e->dev_mu[d]);
+            e->gpu.unload(e->dev_ctx[d]);
+            pthread_mutex_unlock(&e->dev_mu[d]);
+        }
+    if (s->has_shape) g16_shape_free(&s->shape);
+    g16_pk_free(&s->pk);
+    g16_pvk_free(s->pvk);
+    free(s);
+}
+
+static uint64_t pow2_at_least(uint64_t n)
+{
+    uint64_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+static uint64_t shape_bytes(const struct g16_shape *s)
+{
+    uint64_t b = 0;
+    const struct g16_matrix *m[3] = {&s->a, &s->b, &s->c};
+    for (int i = 0; i < 3; i++)
+        b += (s->n_constraints + 1) * sizeof(uint64_t) + m[i]->nnz * (sizeof(uint32_t) + sizeof(uint16_t));
+    b += (uint64_t)s->n_coeffs * sizeof(fr_t);
+    b += 2 * ((s->n_aux + 63) / 64) * 8 + ((s->n_inputs + 63) / 64) * 8;
+    return b;
+}
+
+/* Proving-key bytes for a shape: H (N-1), L (aux), A (inputs + A-dense aux), B in G1 and G2. */
+static uint64_t pk_bytes(const struct g16_shape *s)
+{
+    uint64_t n = pow2_at_least(s->n_constraints);
+    uint64_t n_b = s->b_inp_count + s->b_aux_count;
+    return (n - 1 + s->n_aux + s->n_inputs + s->a_aux_count + n_b + s->n_inputs) * sizeof(g1_aff_t) +
+           n_b * sizeof(g2_aff_t);
+}
+
+static bool file_exists(const char *path, uint64_t *size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    *size = (uint64_t)st.st_size;
+    return true;
+}
+
+/* Check a proving key read from a file against the circuit it is meant for. */
+static int pk_matches(const struct g16_pk *pk, const struct g16_shape *s, const char *path,
+                      struct cuzk_error *err)
+{
+    uint64_t n = pow2_at_least(s->n_constraints);
+    if (pk->n_l != s->n_aux || pk->vk.n_ic != s->n_inputs || pk->n_a != s->n_inputs + s->a_aux_count ||
+        pk->n_b != s->b_inp_count + s->b_aux_count || pk->n_h + 1 != n)
+        return cuzk_fail(err, CUZK_E_FORMAT,
+                         "%s: parameters do not match the circuit (l %" PRIu64 " vs %u aux, "
+                         "ic %u vs %u inputs, h %" PRIu64 " vs %" PRIu64 ")", path, pk->n_l,
+                         s->n_aux, pk->vk.n_ic, s->n_inputs, pk->n_h, n - 1);
+    return CUZK_OK;
+}
+
+/* Load entry x (state LOADING, not visible to evictors). Called without the lock. */
+static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *err)
+{
+    char path[CFG_STR_MAX + 256];
+    uint64_t fsize = 0;
+    int rc;
+    if (x->synthetic) {
+        if ((rc = synth_build_shape(&x->shape, &x->sp, err))) return rc;
+        x->has_shape = true;
+        snprintf(path, sizeof path, "%s/%s.params", e->cfg.param_cache, x->id);
+        bool from_file = file_exists(path, &fsize);
+        uint64_t need = shape_bytes(&x->shape) + pk_bytes(&x->shape);
+        pthread_mutex_lock(&e->mu);
+        rc = mem_reserve(e, need, err);
+        if (!rc) x->bytes = need;
+        pthread_mutex_unlock(&e->mu);
+        if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
+        if (from_file) {
+            cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s", x->id, path);
+            rc = g16_params_read(&x->pk, path, G16_VALIDATE_FULL, pool_default(), err);
+            if (!rc) rc = pk_matches(&x->pk, &x->shape, path, err);
+            x->tier = "host";
+        } else {
+            cuzk_log(CLOG_INFO, "generating SRS in memory (local setup, for tests and benchmarks): "
+                 "circuit=%s constraints=%" PRIu64, x->id, x->sp.n_constraints);
+            rc = g16_setup(&x->pk, &x->shape, NULL, pool_default(), err);
+            x->tier = "host";
+        }
+    } else {
+        size_t i = 0;
+        while (i < N_FIL && strcmp(fil_params[i].id, x->id)) i++;
+        snprintf(path, sizeof path, "%s/%s", e->cfg.param_cache, fil_params[i].file);
+        if (!file_exists(path, &fsize))
+            return cuzk_fail(err, CUZK_E_NOT_FOUND, "SRS file for %s not found: %s", x->id, path);
+        pthread_mutex_lock(&e->mu);
+        rc = mem_reserve(e, fsize, err);
+        if (!rc) x->bytes = fsize;
+        pthread_mutex_unlock(&e->mu);
+        if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
+        cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
+             (double)fsize / MiB);
+        rc = g16_params_read(&x->pk, path, G16_VALIDATE_FULL, pool_default(), err);
+        x->tier = "host";
+    }
+    if (!rc) {
+        x->pvk = g16_pvk_new(&x->pk.vk, err);
+        if (!x->pvk) rc = err && err->code ? err->code : CUZK_E_NOMEM;
+    }
+    return rc;
+}
+
+int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64_t *waited_ns,
+                bool *was_loaded, struct cuzk_error *err)
+{
+    uint64_t t0 = cuzk_now_ns();
+    bool synthetic = false;
+    struct synth_params sp;
+    memset(&sp, 0, sizeof sp);
+    int rc = srs_parse_id(id, &synthetic, &sp, err);
+    if (rc) return rc;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        struct srs_entry *x = find(e, id);
+        if (x && x->state == SRS_READY) {
+            x->refs++;
+            x->last_used_ns = cuzk_now_ns();
+            pthread_mutex_unlock(&e->mu);
+            *out = x;
+            if (waited_ns) *waited_ns = cuzk_now_ns() - t0;
+            if (was_loaded) *was_loaded = cuzk_now_ns() - t0 < 1000000 || x->load_ns == 0;
+            return CUZK_OK;
+        }
+        if (x) {   /* someone else is loading it: wait, then look again */
+            pthread_cond_wait(&e->srs_cv, &e->mu);
+            continue;
+        }
+        if (e->stopping) {
+            pthread_mutex_unlock(&e->mu);
+            return cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
+        }
+        x = calloc(1, sizeof *x);
+        if (!x) {
+            pthread_mutex_unlock(&e->mu);
+            return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+        }
+        snprintf(x->id, sizeof x->id, "%s", id);
+        x->state = SRS_LOADING;
+        x->synthetic = synthetic;
+        x->sp = sp;
+        x->refs = 1;
+        x->tier = "loading";
+        x->next = e->srs;
+        e->srs = x;
+        pthread_mutex_unlock(&e->mu);
+
+        uint64_t l0 = cuzk_now_ns();
+        rc = load_entry(e, x, err);
+        uint64_t l1 = cuzk_now_ns();
+        pthread_mutex_lock(&e->mu);
+        if (rc) {
+            unlink_entry(e, x);
+            if (x->bytes) mem_release(e, x->bytes);
+            pthread_cond_broadcast(&e->srs_cv);
+            pthread_mutex_unlock(&e->mu);
+            cuzk_log(CLOG_ERROR, "SRS load failed: circuit=%s: %s", id, err ? err->msg : "");
+            entry_free(e, x);
+            return rc;
+        }
+        x->state = SRS_READY;
+        x->load_ns = l1 - l0;
+        x->last_used_ns = l1;
+        pthread_cond_broadcast(&e->srs_cv);
+        pthread_mutex_unlock(&e->mu);
+        cuzk_log(CLOG_INFO, "SRS loaded successfully: circuit=%s elapsed_ms=%" PRIu64 " size_mib=%.1f",
+             id, (l1 - l0) / 1000000, (double)x->bytes / MiB);
+        *out = x;
+        if (waited_ns) *waited_ns = cuzk_now_ns() - t0;
+        if (was_loaded) *was_loaded = false;
+        return CUZK_OK;
+    }
+}
+
+void srs_release(struct engine *e, struct srs_entry *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&e->mu);
+    if (s->refs) s->refs--;
+    s->last_used_ns = cuzk_now_ns();
+    pthread_cond_broadcast(&e->mem_cv);   /* an idle entry may now be evictable */
+    pthread_mutex_unlock(&e->mu);
+}
+
+bool srs_evict_lru(struct engine *e, uint64_t need)
+{
+    uint64_t now = cuzk_now_ns(), freed = 0;
+    uint64_t min_idle = e->cfg.eviction_min_idle_ms * 1000000ull;
+    while (freed < need) {
+        struct srs_entry *victim = NULL;
+        for (struct srs_entry *s = e->srs; s; s = s->next)
+            if (s->state == SRS_READY && s->refs == 0 && now - s->last_used_ns >= min_idle &&
+                (!victim || s->last_used_ns < victim->last_used_ns))
+                victim = s;
+        if (!victim) break;
+        unlink_entry(e, victim);
+        mem_release(e, victim->bytes);
+        freed += victim->bytes;
+        cuzk_log(CLOG_INFO, "evicted for memory pressure: circuit=%s freed_mib=%.1f idle_s=%.0f",
+             victim->id, (double)victim->bytes / MiB, (double)(now - victim->last_used_ns) / 1e9);
+        entry_free(e, victim);
+    }
+    return freed > 0;
+}
+
+int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *freed,
+              struct cuzk_error *err)
+{
+    bool synthetic;
+    struct synth_params sp;
+    int rc = srs_parse_id(id, &synthetic, &sp, err);
+    if (rc) return rc;
+    *was_loaded = false;
+    *freed = 0;
+    pthread_mutex_lock(&e->mu);
+    struct srs_entry *x = find(e, id);
+    if (!x) {
+        pthread_mutex_unlock(&e->mu);
+        return CUZK_OK;
+    }
+    if (x->state != SRS_READY || x->refs) {
+        unsigned refs = x->refs;
+        bool loading = x->state != SRS_READY;
+        pthread_mutex_unlock(&e->mu);
+        if (loading) return cuzk_fail(err, CUZK_E_BUSY, "SRS %s is still loading; evict it later", id);
+        return cuzk_fail(err, CUZK_E_BUSY,
+                         "SRS %s is in use by %u partition(s) in flight; it can be evicted when "
+                         "they finish", id, refs);
+    }
+    unlink_entry(e, x);
+    mem_release(e, x->bytes);
+    *was_loaded = true;
+    *freed = x->bytes;
+    pthread_mutex_unlock(&e->mu);
+    cuzk_log(CLOG_INFO, "SRS evicted: circuit=%s freed_mib=%.1f", id, (double)x->bytes / MiB);
+    entry_free(e, x);
+    return CUZK_OK;
+}
+
+void srs_free_all(struct engine *e)
+{
+    while (e->srs) {
+        struct srs_entry *x = e->srs;
+        e->srs = x->next;
+        entry_free(e, x);
+    }
+}

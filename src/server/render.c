@@ -1,0 +1,171 @@
+/* render.c: engine snapshots as the /status JSON document (jansson) and as Prometheus text
+ * (served by /metrics and the GetMetrics RPC). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cuzk/server.h"
+
+static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100};
+
+char *render_status_json(const struct engine_snapshot *s)
+{
+    json_t *root = json_object();
+    if (!root) return NULL;
+    json_object_set_new(root, "uptime_secs", json_integer((json_int_t)(s->uptime_ms / 1000)));
+    json_object_set_new(root, "memory", json_pack("{s:I,s:I,s:I}",
+        "total_bytes", (json_int_t)s->mem_total, "used_bytes", (json_int_t)s->mem_used,
+        "available_bytes", (json_int_t)(s->mem_total > s->mem_used ? s->mem_total - s->mem_used : 0)));
+    json_object_set_new(root, "synthesis", json_pack("{s:i,s:i}", "max_concurrent",
+        (int)s->synth_workers, "active", (int)s->synth_active));
+
+    json_t *jobs = json_array();
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        const struct engine_job_snap *j = &s->jobs[i];
+        json_t *parts = json_array();
+        for (uint32_t p = 0; p < j->n_parts; p++)
+            json_array_append_new(parts, json_pack("{s:i,s:s,s:I,s:I}", "index", (int)p,
+                "state", engine_part_state_name(j->parts[p].state),
+                "synth_ms", (json_int_t)j->parts[p].synth_ms, "gpu_ms", (json_int_t)j->parts[p].gpu_ms));
+        const char *state = j->status != ENGINE_UNKNOWN ? engine_status_name(j->status)
+                                                        : j->running ? "RUNNING" : "QUEUED";
+        json_array_append_new(jobs, json_pack("{s:s,s:s,s:i,s:s,s:I,s:i,s:i,s:o}", "job_id", j->id,
+            "proof_kind", engine_kind_name(j->kind), "priority", j->priority, "state", state,
+            "started_secs_ago", (json_int_t)(j->age_ms / 1000), "total_partitions", (int)j->n_parts,
+            "partitions_done", (int)j->parts_done, "partitions", parts));
+    }
+    json_object_set_new(root, "pipelines", jobs);
+
+    json_t *workers = json_array();
+    for (size_t i = 0; i < s->n_workers; i++) {
+        const struct engine_worker_snap *w = &s->workers[i];
+        json_t *o = json_pack("{s:i,s:s,s:s,s:I}", "worker_id", (int)w->id,
+            "device", w->gpu_ordinal >= 0 ? "gpu" : "cpu", "state", w->busy ? "proving" : "idle",
+            "busy_secs", (json_int_t)(w->busy_ms / 1000));
+        json_object_set_new(o, "gpu_ordinal", w->gpu_ordinal >= 0 ? json_integer(w->gpu_ordinal) : json_null());
+        json_object_set_new(o, "current_job", w->busy ? json_string(w->job_id) : json_null());
+        json_object_set_new(o, "current_partition", w->busy ? json_integer(w->partition) : json_null());
+        json_array_append_new(workers, o);
+    }
+    json_object_set_new(root, "gpu_workers", workers);
+
+    json_t *gpus = json_array();
+    for (size_t i = 0; i < s->n_gpus; i++)
+        json_array_append_new(gpus, json_pack("{s:i,s:s,s:I,s:I,s:i,s:i}", "ordinal", s->gpus[i].ordinal,
+            "name", s->gpus[i].name, "vram_total_bytes", (json_int_t)s->gpus[i].vram_total,
+            "vram_free_bytes", (json_int_t)s->gpus[i].vram_free, "workers", (int)s->gpus[i].workers,
+            "busy_workers", (int)s->gpus[i].busy));
+    json_object_set_new(root, "gpus", gpus);
+
+    json_t *srs = json_array();
+    for (size_t i = 0; i < s->n_srs; i++)
+        json_array_append_new(srs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:i,s:b}", "circuit_id",
+            s->srs[i].circuit_id, "tier", s->srs[i].tier, "bytes", (json_int_t)s->srs[i].bytes,
+            "load_ms", (json_int_t)s->srs[i].load_ms,
+            "last_used_secs_ago", (json_int_t)(s->srs[i].idle_ms / 1000),
+            "ref_count", (int)s->srs[i].refs, "evictable", s->srs[i].evictable));
+    json_object_set_new(root, "allocations", json_pack("{s:o}", "srs", srs));
+
+    json_t *ck = json_object(), *fk = json_object(), *xk = json_object();
+    for (int k = 0; k < ENGINE_NKINDS; k++) {
+        const char *name = engine_kind_name(kind_ids[k]);
+        json_object_set_new(ck, name, json_integer((json_int_t)s->kinds[k].completed));
+        json_object_set_new(fk, name, json_integer((json_int_t)s->kinds[k].failed));
+        json_object_set_new(xk, name, json_integer((json_int_t)s->kinds[k].cancelled));
+    }
+    json_object_set_new(root, "counters", json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:i,s:i}",
+        "total_completed", (json_int_t)s->completed, "total_failed", (json_int_t)s->failed,
+        "total_cancelled", (json_int_t)s->cancelled, "completed_by_kind", ck, "failed_by_kind", fk,
+        "cancelled_by_kind", xk, "queue_depth", (int)s->queue_depth, "running_jobs",
+        (int)s->running_jobs));
+    char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return out;
+}
+
+/* Growing string buffer for the Prometheus text. */
+struct sbuf { char *p; size_t n, cap; bool oom; };
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) { b->oom = true; return; }
+        if ((size_t)k < b->cap - b->n) { b->n += (size_t)k; return; }
+        size_t cap = (b->cap + (size_t)k) * 2;
+        char *np = realloc(b->p, cap);
+        if (!np) { b->oom = true; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+}
+
+char *render_metrics(const struct engine_snapshot *s)
+{
+    struct sbuf b = {malloc(4096), 0, 4096, false};
+    if (!b.p) return NULL;
+    b.p[0] = 0;
+    sb_printf(&b, "# HELP cuzk_proofs_completed_total Proofs completed and verified.\n"
+                  "# TYPE cuzk_proofs_completed_total counter\ncuzk_proofs_completed_total %llu\n",
+              (unsigned long long)s->completed);
+    sb_printf(&b, "# HELP cuzk_proofs_failed_total Proofs that failed.\n"
+                  "# TYPE cuzk_proofs_failed_total counter\ncuzk_proofs_failed_total %llu\n",
+              (unsigned long long)s->failed);
+    sb_printf(&b, "# HELP cuzk_proofs_cancelled_total Proofs cancelled (CancelProof or shutdown).\n"
+                  "# TYPE cuzk_proofs_cancelled_total counter\ncuzk_proofs_cancelled_total %llu\n",
+              (unsigned long long)s->cancelled);
+    sb_printf(&b, "# HELP cuzk_uptime_seconds Seconds since the daemon started.\n"
+                  "# TYPE cuzk_uptime_seconds gauge\ncuzk_uptime_seconds %llu\n",
+              (unsigned long long)(s->uptime_ms / 1000));
+    sb_printf(&b, "# HELP cuzk_queue_depth Jobs waiting to start.\n"
+                  "# TYPE cuzk_queue_depth gauge\ncuzk_queue_depth %u\n", s->queue_depth);
+    sb_printf(&b, "# HELP cuzk_running_jobs Jobs with partitions in progress.\n"
+                  "# TYPE cuzk_running_jobs gauge\ncuzk_running_jobs %u\n", s->running_jobs);
+    unsigned busy = 0;
+    for (size_t i = 0; i < s->n_workers; i++) busy += s->workers[i].busy;
+    sb_printf(&b, "# HELP cuzk_gpu_workers Prover workers (GPU, or CPU without a GPU).\n"
+                  "# TYPE cuzk_gpu_workers gauge\ncuzk_gpu_workers %zu\n", s->n_workers);
+    sb_printf(&b, "# HELP cuzk_gpu_workers_busy Prover workers proving right now.\n"
+                  "# TYPE cuzk_gpu_workers_busy gauge\ncuzk_gpu_workers_busy %u\n", busy);
+    sb_printf(&b, "# HELP cuzk_memory_budget_bytes Memory budget.\n"
+                  "# TYPE cuzk_memory_budget_bytes gauge\ncuzk_memory_budget_bytes %llu\n",
+              (unsigned long long)s->mem_total);
+    sb_printf(&b, "# HELP cuzk_memory_used_bytes Memory reserved from the budget.\n"
+                  "# TYPE cuzk_memory_used_bytes gauge\ncuzk_memory_used_bytes %llu\n",
+              (unsigned long long)s->mem_used);
+    uint64_t srs_bytes = 0;
+    for (size_t i = 0; i < s->n_srs; i++) srs_bytes += s->srs[i].bytes;
+    sb_printf(&b, "# HELP cuzk_srs_loaded Parameter sets resident in memory.\n"
+                  "# TYPE cuzk_srs_loaded gauge\ncuzk_srs_loaded %zu\n"
+                  "# HELP cuzk_srs_bytes Bytes held by resident parameter sets.\n"
+                  "# TYPE cuzk_srs_bytes gauge\ncuzk_srs_bytes %llu\n",
+              s->n_srs, (unsigned long long)srs_bytes);
+    sb_printf(&b, "# HELP cuzk_proofs_completed Proofs completed, by kind.\n"
+                  "# TYPE cuzk_proofs_completed counter\n");
+    for (int k = 0; k < ENGINE_NKINDS; k++)
+        sb_printf(&b, "cuzk_proofs_completed{proof_kind=\"%s\"} %llu\n", engine_kind_label(kind_ids[k]),
+                  (unsigned long long)s->kinds[k].completed);
+    sb_printf(&b, "# HELP cuzk_proofs_failed Proofs failed, by kind.\n"
+                  "# TYPE cuzk_proofs_failed counter\n");
+    for (int k = 0; k < ENGINE_NKINDS; k++)
+        sb_printf(&b, "cuzk_proofs_failed{proof_kind=\"%s\"} %llu\n", engine_kind_label(kind_ids[k]),
+                  (unsigned long long)s->kinds[k].failed);
+    sb_printf(&b, "# HELP cuzk_proof_duration_seconds Submit-to-answer time of the last <= 1000 "
+                  "completed proofs, by kind.\n# TYPE cuzk_proof_duration_seconds summary\n");
+    for (int k = 0; k < ENGINE_NKINDS; k++) {
+        const char *l = engine_kind_label(kind_ids[k]);
+        sb_printf(&b, "cuzk_proof_duration_seconds_count{proof_kind=\"%s\"} %llu\n"
+                      "cuzk_proof_duration_seconds_sum{proof_kind=\"%s\"} %.6f\n",
+                  l, (unsigned long long)s->kinds[k].duration_count, l, s->kinds[k].duration_sum_s);
+    }
+    if (b.oom) { free(b.p); return NULL; }
+    return b.p;
+}

@@ -1,0 +1,158 @@
+/* test_cfg.c: the daemon configuration reader against hand-written expectations: built-in
+ * defaults, every value form, size/duration units, line-numbered errors naming key and value,
+ * warnings for unknown / deprecated / ineffective keys, and TOML syntax errors. */
+#include "cuzk/cfg.h"
+#include "test.h"
+
+struct warns { int n; char last[600]; char all[4000]; };
+static void collect(void *ctx, const char *msg)
+{
+    struct warns *w = ctx;
+    w->n++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+    size_t l = strlen(w->all);
+    snprintf(w->all + l, sizeof w->all - l, "%s\n", msg);
+}
+
+static int parse(struct cuzk_config *c, const char *text, struct warns *w, struct cuzk_error *err)
+{
+    cfg_defaults(c);
+    memset(w, 0, sizeof *w);
+    return cfg_parse(c, text, strlen(text), "cuzk.toml", collect, w, err);
+}
+
+TEST(embedded_default_config_equals_built_in_defaults)
+{
+    struct cuzk_config a, b;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    ASSERT_OK(parse(&a, cfg_default_toml, &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+    cfg_defaults(&b);
+    ASSERT_MEM_EQ(&a, &b, sizeof a);
+    ASSERT(!strcmp(b.listen, "unix:///run/curio/cuzk.sock"));
+    ASSERT(b.budget_auto);
+    ASSERT_EQ_U64(b.safety_margin, 5ull << 30);
+    ASSERT_EQ_U64(b.eviction_min_idle_ms, 300000);
+    ASSERT_EQ_INT(b.gpu_workers_per_device, 2);
+    /* an empty file is valid too */
+    ASSERT_OK(parse(&a, "", &w, err), err);
+    ASSERT_MEM_EQ(&a, &b, sizeof a);
+}
+
+TEST(values_of_every_form)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    const char *t =
+        "# comment line\n"
+        "[daemon]   # trailing comment\n"
+        "listen = '0.0.0.0:9820'\n"
+        "status_listen = \"127.0.0.1:9821\" # http\n"
+        "shutdown_grace = \"1500ms\"\n"
+        "[memory]\n"
+        "total_budget = \"1.5GiB\"\n"
+        "safety_margin = 1_048_576\n"
+        "eviction_min_idle = 90\n"
+        "[gpus]\n"
+        "devices = [0, 2,\n  3]\n"
+        "gpu_workers_per_device = 1\n"
+        "[srs]\n"
+        "param_cache = \"/var/tmp/filecoin-proof-parameters\"\n"
+        "preload = [\"porep-32g\", \"synthetic-4096\"]\n"
+        "[logging]\n"
+        "level = \"debug\"\n"
+        "format = \"json\"\n"
+        "[pipeline]\n"
+        "enabled = true\n"
+        "max_parallel_synthesis = 6\n";
+    ASSERT_OK(parse(&c, t, &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+    ASSERT(!strcmp(c.listen, "0.0.0.0:9820"));
+    ASSERT(!strcmp(c.status_listen, "127.0.0.1:9821"));
+    ASSERT_EQ_U64(c.shutdown_grace_ms, 1500);
+    ASSERT(!c.budget_auto);
+    ASSERT_EQ_U64(c.total_budget, 3ull << 29);
+    ASSERT_EQ_U64(c.safety_margin, 1048576);
+    ASSERT_EQ_U64(c.eviction_min_idle_ms, 90000);
+    ASSERT_EQ_INT(c.n_devices, 3);
+    ASSERT_EQ_INT(c.devices[0], 0);
+    ASSERT_EQ_INT(c.devices[2], 3);
+    ASSERT_EQ_INT(c.gpu_workers_per_device, 1);
+    ASSERT(!strcmp(c.param_cache, "/var/tmp/filecoin-proof-parameters"));
+    ASSERT_EQ_INT(c.n_preload, 2);
+    ASSERT(!strcmp(c.preload[1], "synthetic-4096"));
+    ASSERT(!strcmp(c.log_level, "debug"));
+    ASSERT(c.log_json);
+    ASSERT_EQ_INT(c.max_parallel_synthesis, 6);
+}
+
+TEST(sizes_and_durations)
+{
+    uint64_t v;
+    ASSERT(cfg_parse_size(&v, "64GiB") && v == 64ull << 30);
+    ASSERT(cfg_parse_size(&v, "512MiB") && v == 512ull << 20);
+    ASSERT(cfg_parse_size(&v, "100GB") && v == 100000000000ull);
+    ASSERT(cfg_parse_size(&v, "4096") && v == 4096);
+    ASSERT(cfg_parse_size(&v, "2KiB") && v == 2048);
+    ASSERT(!cfg_parse_size(&v, "64XB"));
+    ASSERT(!cfg_parse_size(&v, "GiB"));
+    ASSERT(!cfg_parse_size(&v, "-1GiB"));
+    ASSERT(!cfg_parse_size(&v, "1.5"));
+    ASSERT(cfg_parse_duration_ms(&v, "5m") && v == 300000);
+    ASSERT(cfg_parse_duration_ms(&v, "30s") && v == 30000);
+    ASSERT(cfg_parse_duration_ms(&v, "250ms") && v == 250);
+    ASSERT(cfg_parse_duration_ms(&v, "1h") && v == 3600000);
+    ASSERT(cfg_parse_duration_ms(&v, "300") && v == 300000);
+    ASSERT(!cfg_parse_duration_ms(&v, "5 minutes"));
+    ASSERT(!cfg_parse_duration_ms(&v, "m"));
+}
+
+TEST(invalid_values_name_file_line_key_and_value)
+{
+    static const struct { const char *text, *msg; } cases[] = {
+        {"[memory]\n\ntotal_budget = \"64XB\"\n",
+         "cuzk.toml:3: [memory] total_budget = \"64XB\": expected a size like \"64GiB\" or \"auto\""},
+        {"[daemon]\nlisten = \"localhost\"\n", "cuzk.toml:2: [daemon] listen = \"localhost\": expected"},
+        {"[memory]\neviction_min_idle = \"soon\"\n", "cuzk.toml:2: [memory] eviction_min_idle = \"soon\": expected a duration"},
+        {"[gpus]\ngpu_workers_per_device = 0\n", "cuzk.toml:2: [gpus] gpu_workers_per_device = 0: expected an integer from 1 to 16"},
+        {"[gpus]\ndevices = [0, \"one\"]\n", "cuzk.toml:2: [gpus] devices = [0, \"one\"]: expected an array"},
+        {"[logging]\nlevel = \"loud\"\n", "cuzk.toml:2: [logging] level = \"loud\": expected one of"},
+        {"[pipeline]\nenabled = 1\n", "cuzk.toml:2: [pipeline] enabled = 1: expected true or false"},
+        {"[daemon]\nlisten = unix\n", "cuzk.toml:2: invalid value 'unix' (strings need quotes)"},
+        {"[daemon\n", "cuzk.toml:1: malformed section header"},
+        {"listen \"x\"\n", "cuzk.toml:1: expected 'key = value'"},
+        {"[daemon]\nlisten = \"unix:///a\n", "cuzk.toml:2: unterminated string"},
+        {"[daemon]\nlisten = \"unix:///a\" extra\n", "cuzk.toml:2: unexpected text after the value"},
+        {"[daemon]\nlisten = \"unix:///a\"\nlisten = \"unix:///b\"\n", "cuzk.toml:3: [daemon] listen is set twice"},
+        {"[gpus]\ndevices = [0,\n1\n", "unterminated array"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct cuzk_config c;
+        struct warns w;
+        struct cuzk_error e, *err = &e;
+        cuzk_error_clear(err);
+        int rc = parse(&c, cases[i].text, &w, err);
+        ASSERT_MSG(rc == CUZK_E_FORMAT, "case %zu accepted", i);
+        ASSERT_STR_CONTAINS(err->msg, cases[i].msg);
+    }
+}
+
+TEST(unknown_deprecated_and_ineffective_keys_warn)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    ASSERT_OK(parse(&c, "[daemon]\nlisen = 1\n[gpus.affinity]\nx = 1\n[synthesis]\npartition_workers = 4\n"
+                        "[scheduler]\nmax_batch_size = 4\n[pipeline]\nslot_size = 3\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 5);
+    ASSERT_STR_CONTAINS(w.all, "cuzk.toml:2: unknown key 'daemon.lisen'");
+    ASSERT_STR_CONTAINS(w.all, "cuzk.toml:3: unknown section [gpus.affinity]");
+    ASSERT_STR_CONTAINS(w.all, "cuzk.toml:6: [synthesis] partition_workers: is deprecated");
+    ASSERT_STR_CONTAINS(w.all, "[scheduler] max_batch_size: cross-sector batching is not implemented");
+    ASSERT_STR_CONTAINS(w.all, "[pipeline] slot_size: has no effect");
+    /* values equal to the defaults of ineffective keys stay quiet */
+    ASSERT_OK(parse(&c, "[scheduler]\nmax_batch_size = 1\n[pipeline]\nslot_size = 0\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+}

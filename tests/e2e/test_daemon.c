@@ -1,0 +1,763 @@
+/* test_daemon.c: cuzk-daemon end to end over real gRPC (unix socket and loopback TCP) with our
+ * C client: Prove, Submit+Await, timeouts, cancel, duplicate ids, malformed and oversized
+ * messages, unknown kinds, 50 concurrent jobs from 8 clients (every proof verified here with
+ * our own key), lifecycle (lock, stale socket, SIGTERM drain, kill -9 restart), status/metrics
+ * and the cuzk-bench CLI. Oracle for proofs: the test writes the parameter file itself, so it
+ * holds the verifying key and recomputes the public inputs from the seed it sent. */
+#include "test.h"
+
+#ifndef CUZK_CLIENT
+#define CUZK_CLIENT 0
+#endif
+
+#if !CUZK_CLIENT
+TEST(daemon_e2e_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no daemon to test"); }
+#else
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "cuzk/circuits.h"
+#include "cuzk/groth16.h"
+#include "cuzk/v1/proving.pb-c.h"
+#include "daemon_harness.h"
+
+#define N_SMALL 512     /* constraints of the circuits used here (fast on 2 slow cores) */
+
+static const char *base_cfg =
+    "[daemon]\n"
+    "listen = \"unix://%DIR%/cuzk.sock\"\n"
+    "shutdown_grace = \"20s\"\n"
+    "[memory]\n"
+    "total_budget = \"2GiB\"\n"
+    "[gpus]\n"
+    "gpu_workers_per_device = 2\n"
+    "[srs]\n"
+    "param_cache = \"%DIR%\"\n";
+
+static void start_or_fail(struct daemon *d, const char *cfg)
+{
+    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
+    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
+    if (!h_start(d, cfg, 30)) {
+        char *e = h_slurp(d->err_path);
+        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
+    }
+}
+
+static struct cz_client *connect_to(const char *addr)
+{
+    struct cz_client *c = NULL;
+    struct cuzk_error err_s, *err = &err_s;
+    ASSERT_OK(cz_connect(&c, addr, err), err);
+    return c;
+}
+
+/* ---- an independent verifier: our own parameters for synthetic-<n> ---- */
+struct vkit {
+    struct synth_params sp;
+    struct g16_shape shape;
+    struct g16_pk pk;
+    struct g16_pvk *pvk;
+};
+
+static void vkit_make(struct vkit *k, const char *dir, uint64_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    memset(k, 0, sizeof *k);
+    k->sp.n_constraints = n;
+    k->sp.n_public = 2;   /* the daemon's synthetic circuits have two public inputs */
+    ASSERT_OK(synth_build_shape(&k->shape, &k->sp, err), err);
+    ASSERT_OK(g16_setup(&k->pk, &k->shape, test_rng(), pool_default(), err), err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
+    ASSERT_OK(g16_params_write(&k->pk, path, err), err);
+    k->pvk = g16_pvk_new(&k->pk.vk, err);
+    ASSERT_MSG(k->pvk, "pvk: %s", err->msg);
+}
+
+/* Proof bytes of partition p, made from instance seed + p, must verify under our key. */
+static void vkit_verify(const struct vkit *k, uint64_t seed, const uint8_t *bytes)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    fr_t *in = malloc(k->shape.n_inputs * sizeof(fr_t)), *aux = malloc((k->shape.n_aux + 1) * sizeof(fr_t));
+    ASSERT_OK(synth_witness(in, aux, &k->shape, &k->sp, seed, err), err);
+    struct g16_proof p;
+    ASSERT_OK(g16_proof_from_bytes(&p, bytes, err), err);
+    ASSERT_OK(g16_verify(k->pvk, &p, in + 1, k->shape.n_inputs - 1, err), err);
+    free(in);
+    free(aux);
+}
+
+static void seed_bytes(uint8_t out[8], uint64_t seed)
+{
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(seed >> (8 * i));
+}
+
+/* ---- RPC helpers ---- */
+static int submit(struct cz_client *c, const char *rid, int kind, uint64_t n, uint32_t parts,
+                  const uint8_t *seed8, Cuzk__V1__SubmitProofResponse **out, char *det)
+{
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.request_id = (char *)rid;
+    q.proof_kind = (Cuzk__V1__ProofKind)kind;
+    q.synthetic_constraints = n;
+    q.synthetic_partitions = parts;
+    if (seed8) { q.vanilla_proof.data = (uint8_t *)seed8; q.vanilla_proof.len = 8; }
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("SubmitProof"), &q.base, &cuzk__v1__submit_proof_response__descriptor,
+                     &m, 30000, det, 512);
+    *out = (Cuzk__V1__SubmitProofResponse *)m;
+    return st;
+}
+
+static int await_job(struct cz_client *c, const char *job, uint64_t timeout_ms,
+                     Cuzk__V1__AwaitProofResponse **out, char *det)
+{
+    Cuzk__V1__AwaitProofRequest q = CUZK__V1__AWAIT_PROOF_REQUEST__INIT;
+    q.job_id = (char *)job;
+    q.timeout_ms = timeout_ms;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("AwaitProof"), &q.base, &cuzk__v1__await_proof_response__descriptor,
+                     &m, 120000, det, 512);
+    *out = (Cuzk__V1__AwaitProofResponse *)m;
+    return st;
+}
+
+static int prove(struct cz_client *c, int kind, uint64_t n, const uint8_t *seed8,
+                 Cuzk__V1__ProveResponse **out, char *det)
+{
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.proof_kind = (Cuzk__V1__ProofKind)kind;
+    q.synthetic_constraints = n;
+    if (seed8) { q.vanilla_proof.data = (uint8_t *)seed8; q.vanilla_proof.len = 8; }
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = &q;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
+                     120000, det, 512);
+    *out = (Cuzk__V1__ProveResponse *)m;
+    return st;
+}
+
+static Cuzk__V1__GetStatusResponse *get_status(struct cz_client *c)
+{
+    char det[512];
+    Cuzk__V1__GetStatusRequest q = CUZK__V1__GET_STATUS_REQUEST__INIT;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("GetStatus"), &q.base, &cuzk__v1__get_status_response__descriptor,
+                     &m, 30000, det, sizeof det);
+    ASSERT_MSG(st == 0, "GetStatus: %s %s", cz_status_name(st), det);
+    return (Cuzk__V1__GetStatusResponse *)m;
+}
+
+/* SIGTERM must end the daemon with exit 0 (logs are kept in d->dir when it does not). */
+static void stop_ok(struct daemon *d)
+{
+    int rc = h_stop(d, SIGTERM, 30);
+    if (rc != 0) {
+        char *e = h_slurp(d->err_path);
+        test_fail_at(__FILE__, __LINE__, "daemon exit code %d after SIGTERM; stderr tail:\n%s", rc,
+                     strlen(e) > 3000 ? e + strlen(e) - 3000 : e);
+    }
+}
+
+static void stop_and_clean(struct daemon *d)
+{
+    stop_ok(d);
+    h_cleanup(d);
+}
+
+/* ------------------------------------------------------------------ tests -- */
+
+TEST_T(prove_verifies_over_unix_socket, 120)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct vkit k;
+    vkit_make(&k, d.dir, N_SMALL);
+    start_or_fail(&d, base_cfg);
+    struct cz_client *c = connect_to(d.addr);
+    uint8_t seed[8];
+    seed_bytes(seed, 12345);
+    char det[512];
+    Cuzk__V1__ProveResponse *r = NULL;
+    int st = prove(c, 100, N_SMALL, seed, &r, det);
+    ASSERT_MSG(st == 0, "Prove: %s %s", cz_status_name(st), det);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_EQ_U64(r->result->proof.len, 192);
+    ASSERT(r->result->total_ms >= r->result->gpu_compute_ms);
+    ASSERT(r->result->job_id[0]);
+    vkit_verify(&k, 12345, r->result->proof.data);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    /* the daemon logged per-partition TIMELINE events and the job's timings */
+    char *log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "TIMELINE,");
+    ASSERT_STR_CONTAINS(log, ",SYNTH_START,");
+    ASSERT_STR_CONTAINS(log, ",GPU_END,");
+    ASSERT_STR_CONTAINS(log, "loading SRS from disk");
+    free(log);
+    cz_close(c);
+    stop_ok(&d);
+    struct stat stt;
+    ASSERT_MSG(stat(d.addr + 7, &stt) != 0, "socket file left behind after SIGTERM");
+    h_cleanup(&d);
+}
+
+TEST_T(submit_await_duplicates_timeout_cancel, 180)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct vkit k;
+    vkit_make(&k, d.dir, N_SMALL);
+    start_or_fail(&d, base_cfg);
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    uint8_t seed[8];
+    seed_bytes(seed, 777);
+
+    /* multi-partition job, submitted twice with the same request id: one job */
+    Cuzk__V1__SubmitProofResponse *s1 = NULL, *s2 = NULL;
+    ASSERT_EQ_INT(submit(c, "dup-job", 100, N_SMALL, 6, seed, &s1, det), 0);
+    ASSERT_EQ_INT(submit(c, "dup-job", 100, N_SMALL, 6, seed, &s2, det), 0);
+    ASSERT(!strcmp(s1->job_id, "dup-job") && !strcmp(s2->job_id, "dup-job"));
+    /* await with a 1 ms timeout: TIMEOUT, and the job keeps running */
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, "dup-job", 1, &a, det), 0);
+    ASSERT_MSG(a->status == 4, "expected TIMEOUT, got %d (%s)", a->status, a->error_message);
+    ASSERT_STR_CONTAINS(a->error_message, "timeout");
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    ASSERT_EQ_INT(await_job(c, "dup-job", 0, &a, det), 0);
+    ASSERT_MSG(a->status == 1, "status %d: %s", a->status, a->error_message);
+    ASSERT_EQ_U64(a->proof.len, 6 * 192);
+    for (int p = 0; p < 6; p++) vkit_verify(&k, 777 + (uint64_t)p, a->proof.data + 192 * p);
+    /* a completed id returns the stored result, it does not prove again */
+    Cuzk__V1__SubmitProofResponse *s3 = NULL;
+    ASSERT_EQ_INT(submit(c, "dup-job", 100, N_SMALL, 6, seed, &s3, det), 0);
+    Cuzk__V1__AwaitProofResponse *a2 = NULL;
+    ASSERT_EQ_INT(await_job(c, "dup-job", 0, &a2, det), 0);
+    ASSERT_MEM_EQ(a2->proof.data, a->proof.data, a->proof.len);
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->total_proofs_completed, 1);
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+
+    /* cancel: a long job is cancelled while a waiter blocks on it */
+    Cuzk__V1__SubmitProofResponse *s4 = NULL;
+    ASSERT_EQ_INT(submit(c, "to-cancel", 100, N_SMALL, 64, seed, &s4, det), 0);
+    Cuzk__V1__CancelProofRequest cq = CUZK__V1__CANCEL_PROOF_REQUEST__INIT;
+    cq.job_id = (char *)"to-cancel";
+    ProtobufCMessage *cm = NULL;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("CancelProof"), &cq.base,
+                          &cuzk__v1__cancel_proof_response__descriptor, &cm, 30000, det, sizeof det), 0);
+    protobuf_c_message_free_unpacked(cm, NULL);
+    Cuzk__V1__AwaitProofResponse *a3 = NULL;
+    ASSERT_EQ_INT(await_job(c, "to-cancel", 0, &a3, det), 0);
+    ASSERT_MSG(a3->status == 3, "expected CANCELLED, got %d", a3->status);
+    /* the queue is not stuck and nothing is left pending */
+    Cuzk__V1__ProveResponse *r = NULL;
+    ASSERT_EQ_INT(prove(c, 100, N_SMALL, seed, &r, det), 0);
+    ASSERT_EQ_INT(r->result->status, 1);
+    gs = get_status(c);
+    for (size_t i = 0; i < gs->n_queues; i++) ASSERT_EQ_U64(gs->queues[i]->pending_partitions, 0);
+    ASSERT_EQ_U64(gs->total_proofs_cancelled, 1);
+    ASSERT_EQ_U64(gs->n_loaded_srs, 1);
+    ASSERT(!strcmp(gs->loaded_srs[0]->circuit_id, "synthetic-512"));
+    ASSERT(gs->n_gpus == 0);   /* CI has no GPU: honest, not a fake entry */
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    /* cancelling again is harmless; an unknown id is NOT_FOUND */
+    cq.job_id = (char *)"no-such-job";
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("CancelProof"), &cq.base,
+                          &cuzk__v1__cancel_proof_response__descriptor, &cm, 30000, det, sizeof det), 5);
+    /* a cancelled id can be retried */
+    Cuzk__V1__SubmitProofResponse *s5 = NULL;
+    ASSERT_EQ_INT(submit(c, "to-cancel", 100, N_SMALL, 1, seed, &s5, det), 0);
+    Cuzk__V1__AwaitProofResponse *a5 = NULL;
+    ASSERT_EQ_INT(await_job(c, "to-cancel", 0, &a5, det), 0);
+    ASSERT_EQ_INT(a5->status, 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    protobuf_c_message_free_unpacked(&a2->base, NULL);
+    protobuf_c_message_free_unpacked(&a3->base, NULL);
+    protobuf_c_message_free_unpacked(&a5->base, NULL);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(c);
+    stop_and_clean(&d);
+}
+
+TEST_T(bad_requests_are_rejected_with_reasons, 120)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "%s[daemon]\n", base_cfg);
+    /* small message limit so that "oversized" is cheap to test */
+    start_or_fail(&d,
+        "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nmax_message_size = \"64KiB\"\n"
+        "[memory]\ntotal_budget = \"1GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    uint8_t *resp = NULL;
+    size_t rl = 0;
+    /* bytes that are not a protobuf message */
+    const uint8_t junk[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f};
+    ASSERT_EQ_INT(cz_call_raw(c, CZ_METHOD("Prove"), junk, sizeof junk, &resp, &rl, 30000, det, sizeof det), 3);
+    ASSERT_STR_CONTAINS(det, "malformed ProveRequest");
+    /* Prove without its submit message */
+    ASSERT_EQ_INT(cz_call_raw(c, CZ_METHOD("Prove"), "", 0, &resp, &rl, 30000, det, sizeof det), 3);
+    ASSERT_STR_CONTAINS(det, "submit is missing");
+    /* unknown proof kind */
+    Cuzk__V1__ProveResponse *r = NULL;
+    ASSERT_EQ_INT(prove(c, 57, 1024, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "unknown proof_kind 57");
+    ASSERT_EQ_INT(prove(c, 0, 1024, NULL, &r, det), 3);
+    /* synthetic without a size, and over the limit */
+    ASSERT_EQ_INT(prove(c, 100, 0, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "synthetic_constraints");
+    ASSERT_EQ_INT(prove(c, 100, 1ull << 40, NULL, &r, det), 3);
+    /* Filecoin kinds: a proving failure, gRPC OK + FAILED with the reason */
+    for (int kind = 1; kind <= 4; kind++) {
+        ASSERT_EQ_INT(prove(c, kind, 0, NULL, &r, det), 0);
+        ASSERT_EQ_INT(r->result->status, 2);
+        ASSERT_STR_CONTAINS(r->result->error_message, "not supported yet");
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+    }
+    /* unknown job, unknown method, unknown circuit id */
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, "nope", 0, &a, det), 5);
+    ASSERT_EQ_INT(cz_call_raw(c, "/cuzk.v1.ProvingEngine/Nope", "", 0, &resp, &rl, 30000, det, sizeof det), 12);
+    Cuzk__V1__PreloadSrsRequest pq = CUZK__V1__PRELOAD_SRS_REQUEST__INIT;
+    pq.circuit_id = (char *)"porep-1t";
+    ProtobufCMessage *m = NULL;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("PreloadSRS"), &pq.base, &cuzk__v1__preload_srs_response__descriptor,
+                          &m, 30000, det, sizeof det), 3);
+    ASSERT_STR_CONTAINS(det, "unknown circuit id");
+    /* a Filecoin SRS whose file is missing: NOT_FOUND naming the path */
+    pq.circuit_id = (char *)"porep-32g";
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("PreloadSRS"), &pq.base, &cuzk__v1__preload_srs_response__descriptor,
+                          &m, 30000, det, sizeof det), 5);
+    ASSERT_STR_CONTAINS(det, "v28-stacked-proof-of-replication");
+    /* oversized: 100 KiB over a 64 KiB limit */
+    size_t big = 100 * 1024;
+    uint8_t *blob = calloc(1, big);
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.proof_kind = CUZK__V1__PROOF_KIND__POREP_SEAL_COMMIT;
+    q.vanilla_proof.data = blob;
+    q.vanilla_proof.len = big;
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = &q;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
+                          30000, det, sizeof det), 8);
+    free(blob);
+    /* the daemon is still fine */
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->total_proofs_failed, 4);
+    ASSERT_EQ_U64(gs->total_proofs_completed, 0);
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    cz_close(c);
+    stop_and_clean(&d);
+}
+
+/* 50 jobs from 8 concurrent clients over loopback TCP; every proof verified here. */
+struct conc_ctx {
+    const char *addr;
+    const struct vkit *k;
+    int next, done, bad;
+    pthread_mutex_t mu;
+    uint8_t proofs[50][192];
+    int status[50];
+};
+
+static void *conc_client(void *arg)
+{
+    struct conc_ctx *x = arg;
+    struct cz_client *c = NULL;
+    if (cz_connect(&c, x->addr, NULL)) return NULL;
+    for (;;) {
+        pthread_mutex_lock(&x->mu);
+        int i = x->next++;
+        pthread_mutex_unlock(&x->mu);
+        if (i >= 50) break;
+        uint8_t seed[8];
+        seed_bytes(seed, 1000 + (uint64_t)i);
+        char det[512];
+        Cuzk__V1__ProveResponse *r = NULL;
+        int st = prove(c, 100, N_SMALL, seed, &r, det);
+        pthread_mutex_lock(&x->mu);
+        if (st == 0) {
+            x->status[i] = r->result->status;
+            if (r->result->proof.len == 192) memcpy(x->proofs[i], r->result->proof.data, 192);
+            protobuf_c_message_free_unpacked(&r->base, NULL);
+        } else {
+            x->status[i] = -st;
+            printf("job %d: %s %s\n", i, cz_status_name(st), det);
+        }
+        x->done++;
+        pthread_mutex_unlock(&x->mu);
+    }
+    cz_close(c);
+    return NULL;
+}
+
+TEST_T(fifty_jobs_eight_clients_tcp, 240)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct vkit k;
+    vkit_make(&k, d.dir, N_SMALL);
+    int port = h_free_port();
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"127.0.0.1:%d\"\n[memory]\ntotal_budget = \"2GiB\"\n"
+             "[srs]\nparam_cache = \"%%DIR%%\"\n", port);
+    if (!h_start(&d, cfg, 30)) test_fail_at(__FILE__, __LINE__, "not ready: %s", h_slurp(d.err_path));
+    snprintf(d.addr, sizeof d.addr, "127.0.0.1:%d", port);
+    struct conc_ctx x;
+    memset(&x, 0, sizeof x);
+    x.addr = d.addr;
+    x.k = &k;
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) pthread_create(&th[i], NULL, conc_client, &x);
+    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    ASSERT_EQ_INT(x.done, 50);
+    for (int i = 0; i < 50; i++) {
+        ASSERT_MSG(x.status[i] == 1, "job %d status %d", i, x.status[i]);
+        vkit_verify(&k, 1000 + (uint64_t)i, x.proofs[i]);
+    }
+    struct cz_client *c = connect_to(d.addr);
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->total_proofs_completed, 50);
+    ASSERT_EQ_U64(gs->total_proofs_failed, 0);
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    cz_close(c);
+    stop_and_clean(&d);
+}
+
+/* A client blocked in AwaitProof (a thread: gRPC does not survive fork). */
+struct waiter_ctx { const char *addr, *job; int rpc, status; };
+static void *waiter_main(void *arg)
+{
+    struct waiter_ctx *w = arg;
+    struct cz_client *wc = NULL;
+    char det[512];
+    if (cz_connect(&wc, w->addr, NULL)) return NULL;
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    w->rpc = await_job(wc, w->job, 0, &a, det);
+    if (!w->rpc) {
+        w->status = a->status;
+        protobuf_c_message_free_unpacked(&a->base, NULL);
+    }
+    cz_close(wc);
+    return NULL;
+}
+
+TEST_T(lifecycle_lock_stale_socket_restart, 180)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    char sock[400];
+    snprintf(sock, sizeof sock, "%s/cuzk.sock", d.dir);
+    /* a stale socket: bound, then its owner went away without unlinking */
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    ASSERT(strlen(sock) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    ASSERT(bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
+    close(s);
+    start_or_fail(&d, base_cfg);
+    char *err = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(err, "removed stale socket");
+    ASSERT_STR_CONTAINS(err, "config_sha256=");
+    ASSERT_STR_CONTAINS(err, "build=");
+    free(err);
+    char *out = h_slurp(d.out_path);
+    char want[500];
+    snprintf(want, sizeof want, "cuzk-daemon ready, serving on %s\n", d.addr);
+    ASSERT_MSG(!strcmp(out, want), "stdout is '%s'", out);
+    free(out);
+
+    /* a second daemon on the same address refuses, naming the first one's pid */
+    struct daemon d2 = d;
+    snprintf(d2.out_path, sizeof d2.out_path, "%s/d2.out", d.dir);
+    snprintf(d2.err_path, sizeof d2.err_path, "%s/d2.err", d.dir);
+    pid_t p2 = h_spawn(&d2, NULL);
+    ASSERT_EQ_INT(h_wait(p2, 20), 1);
+    char *e2 = h_slurp(d2.err_path);
+    char pidmsg[64];
+    snprintf(pidmsg, sizeof pidmsg, "already running as pid %d", (int)d.pid);
+    ASSERT_STR_CONTAINS(e2, pidmsg);
+    free(e2);
+
+    /* SIGTERM with a waiter blocked on a long job: the waiter is answered, exit 0 */
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    Cuzk__V1__SubmitProofResponse *sr = NULL;
+    uint8_t seed[8];
+    seed_bytes(seed, 5);
+    ASSERT_EQ_INT(submit(c, "long", 100, 1024, 64, seed, &sr, det), 0);
+    struct waiter_ctx w = {d.addr, "long", -1, -1};
+    pthread_t wt;
+    pthread_create(&wt, NULL, waiter_main, &w);
+    usleep(300000);
+    cz_close(c);
+    stop_ok(&d);
+    pthread_join(wt, NULL);
+    ASSERT_MSG(w.rpc == 0, "waiter RPC status %d", w.rpc);
+    ASSERT_MSG(w.status == 1 || w.status == 3, "waiter got status %d", w.status);
+    err = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(err, "received SIGTERM");
+    ASSERT_STR_CONTAINS(err, "cuzk-daemon stopped");
+    free(err);
+
+    /* kill -9, then a restart comes back ready on the same socket */
+    start_or_fail(&d, base_cfg);
+    ASSERT_EQ_INT(h_stop(&d, SIGKILL, 10), 128 + SIGKILL);
+    struct stat st;
+    ASSERT(stat(sock, &st) == 0);   /* the dead daemon left its socket */
+    start_or_fail(&d, base_cfg);
+    c = connect_to(d.addr);
+    Cuzk__V1__ProveResponse *r = NULL;
+    ASSERT_EQ_INT(prove(c, 100, 256, NULL, &r, det), 0);
+    ASSERT_EQ_INT(r->result->status, 1);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(c);
+
+    /* a TCP port already in use gives a clear error naming the address */
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int port = h_free_port();
+    struct sockaddr_in in;
+    memset(&in, 0, sizeof in);
+    in.sin_family = AF_INET;
+    in.sin_port = htons((uint16_t)port);
+    in.sin_addr.s_addr = htonl(0x7f000001);
+    ASSERT(bind(ls, (struct sockaddr *)&in, sizeof in) == 0 && listen(ls, 1) == 0);
+    struct daemon d3;
+    memset(&d3, 0, sizeof d3);
+    h_tmpdir(d3.dir, sizeof d3.dir);
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"127.0.0.1:%d\"\n", port);
+    ASSERT(!h_start(&d3, cfg, 20));
+    char *e3 = h_slurp(d3.err_path);
+    char msg[128];
+    snprintf(msg, sizeof msg, "cannot listen on 127.0.0.1:%d: Address already in use", port);
+    ASSERT_STR_CONTAINS(e3, msg);
+    free(e3);
+    close(ls);
+    h_cleanup(&d3);
+    stop_and_clean(&d);
+}
+
+TEST_T(config_errors_and_warnings, 60)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    ASSERT(!h_start(&d, "[daemon]\nlisten = \"unix://%DIR%/x.sock\"\n\n[memory]\ntotal_budget = \"64XB\"\n", 20));
+    char *e = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(e, "cuzk.toml:5: [memory] total_budget = \"64XB\": expected a size like \"64GiB\" or \"auto\"");
+    free(e);
+    /* unknown keys only warn; the daemon starts */
+    start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nlisen = 1\n[memory]\ntotal_budget = \"1GiB\"\n");
+    e = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(e, "unknown key 'daemon.lisen'");
+    free(e);
+    stop_and_clean(&d);
+}
+
+TEST_T(cuzk_bench_client_and_http_status, 180)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    int hp = h_free_port();
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "%sstatus_listen = \"127.0.0.1:%d\"\n", base_cfg, hp);
+    /* status_listen belongs to [daemon]: put it there */
+    snprintf(cfg, sizeof cfg,
+             "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstatus_listen = \"127.0.0.1:%d\"\n"
+             "[memory]\ntotal_budget = \"2GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
+    start_or_fail(&d, cfg);
+    char http[64];
+    snprintf(http, sizeof http, "127.0.0.1:%d", hp);
+    char *out = NULL;
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "single -t synthetic --constraints 1024"), 0);
+    ASSERT_STR_CONTAINS(out, "=== Proof Result ===");
+    ASSERT_STR_CONTAINS(out, "status:    COMPLETED");
+    ASSERT_STR_CONTAINS(out, "timings:   total=");
+    ASSERT_STR_CONTAINS(out, "proof:     192 bytes (hex: ");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "batch -t synthetic --constraints 1024 -c 4 -j 2"), 0);
+    ASSERT_STR_CONTAINS(out, "=== Batch Summary ===");
+    ASSERT_STR_CONTAINS(out, "completed:     4");
+    ASSERT_STR_CONTAINS(out, "throughput:");
+    ASSERT_STR_CONTAINS(out, "proofs/min");
+    ASSERT_STR_CONTAINS(out, "[4/4] COMPLETED");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "status"), 0);
+    ASSERT_STR_CONTAINS(out, "=== cuzk daemon status ===");
+    ASSERT_STR_CONTAINS(out, "completed:     5");
+    ASSERT_STR_CONTAINS(out, "synthetic-1024");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 0);
+    ASSERT_STR_CONTAINS(out, "synthetic-256 loaded in");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 0);
+    ASSERT_STR_CONTAINS(out, "synthetic-256 already loaded");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "evict -c synthetic-256"), 0);
+    ASSERT_STR_CONTAINS(out, "synthetic-256 evicted");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "evict -c synthetic-256"), 0);
+    ASSERT_STR_CONTAINS(out, "was not loaded");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "single -t porep"), 1);
+    ASSERT_STR_CONTAINS(out, "status:    FAILED");
+    ASSERT_STR_CONTAINS(out, "not supported yet");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "metrics"), 0);
+    ASSERT_STR_CONTAINS(out, "cuzk_proofs_completed_total 5\n");
+    ASSERT_STR_CONTAINS(out, "cuzk_proofs_failed_total 1\n");
+    ASSERT_STR_CONTAINS(out, "cuzk_proofs_completed{proof_kind=\"synthetic\"} 5\n");
+    free(out);
+    /* HTTP endpoints */
+    char *body = NULL;
+    ASSERT_EQ_INT(h_http_get(http, "/metrics", &body), 200);
+    ASSERT_STR_CONTAINS(body, "# TYPE cuzk_proofs_completed_total counter\ncuzk_proofs_completed_total 5\n");
+    ASSERT_STR_CONTAINS(body, "cuzk_proof_duration_seconds_count{proof_kind=\"synthetic\"} 5\n");
+    free(body);
+    ASSERT_EQ_INT(h_http_get(http, "/status", &body), 200);
+    ASSERT_STR_CONTAINS(body, "\"total_completed\": 5");
+    ASSERT_STR_CONTAINS(body, "\"pipelines\"");
+    free(body);
+    ASSERT_EQ_INT(h_http_get(http, "/nope", &body), 404);
+    free(body);
+    /* the daemon gone: the client says so and fails */
+    stop_ok(&d);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "status"), 1);
+    ASSERT_STR_CONTAINS(out, "UNAVAILABLE");
+    free(out);
+    h_cleanup(&d);
+}
+
+TEST_T(evict_refuses_while_in_use, 120)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    start_or_fail(&d, base_cfg);
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    Cuzk__V1__SubmitProofResponse *sr = NULL;
+    ASSERT_EQ_INT(submit(c, "busy", 100, 1024, 64, NULL, &sr, det), 0);
+    /* wait until the SRS is loaded and partitions hold it */
+    int refused = 0;
+    for (int i = 0; i < 400 && !refused; i++) {
+        Cuzk__V1__EvictSrsRequest q = CUZK__V1__EVICT_SRS_REQUEST__INIT;
+        q.circuit_id = (char *)"synthetic-1024";
+        ProtobufCMessage *m = NULL;
+        int st = cz_call(c, CZ_METHOD("EvictSRS"), &q.base, &cuzk__v1__evict_srs_response__descriptor,
+                         &m, 30000, det, sizeof det);
+        if (st == 9) refused = 1;
+        else {
+            ASSERT_EQ_INT(st, 0);
+            ASSERT(!((Cuzk__V1__EvictSrsResponse *)m)->was_loaded);   /* not loaded yet */
+            protobuf_c_message_free_unpacked(m, NULL);
+            usleep(20000);
+        }
+    }
+    ASSERT_MSG(refused, "EvictSRS never refused while the SRS was in use");
+    ASSERT_MSG(strstr(det, "in use") || strstr(det, "loading"), "reason: %s", det);
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, "busy", 0, &a, det), 0);
+    ASSERT_EQ_INT(a->status, 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    /* idle now: eviction works and says how much it freed */
+    Cuzk__V1__EvictSrsRequest q = CUZK__V1__EVICT_SRS_REQUEST__INIT;
+    q.circuit_id = (char *)"synthetic-1024";
+    ProtobufCMessage *m = NULL;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("EvictSRS"), &q.base, &cuzk__v1__evict_srs_response__descriptor,
+                          &m, 30000, det, sizeof det), 0);
+    ASSERT(((Cuzk__V1__EvictSrsResponse *)m)->was_loaded);
+    ASSERT(((Cuzk__V1__EvictSrsResponse *)m)->freed_bytes > 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->n_loaded_srs, 0);
+    ASSERT_EQ_U64(gs->memory_used_bytes, 0);   /* every reservation was given back */
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    cz_close(c);
+    stop_and_clean(&d);
+}
+#endif
+
+#if CUZK_CLIENT
+/* Priorities order jobs; the memory budget evicts the least recently used idle SRS and a job
+ * larger than the whole budget fails at once instead of waiting forever. */
+TEST_T(priorities_and_memory_budget, 180)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[memory]\ntotal_budget = \"4MiB\"\n"
+                      "eviction_min_idle = \"0s\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    /* LOW job with many partitions first, then a CRITICAL one: the critical one overtakes */
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.request_id = (char *)"low";
+    q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
+    q.synthetic_constraints = 2048;
+    q.synthetic_partitions = 24;
+    q.priority = CUZK__V1__PRIORITY__LOW;
+    ProtobufCMessage *m = NULL;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("SubmitProof"), &q.base, &cuzk__v1__submit_proof_response__descriptor,
+                          &m, 30000, det, sizeof det), 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+    q.request_id = (char *)"critical";
+    q.synthetic_partitions = 1;
+    q.priority = CUZK__V1__PRIORITY__CRITICAL;
+    ASSERT_EQ_INT(cz_call(c, CZ_METHOD("SubmitProof"), &q.base, &cuzk__v1__submit_proof_response__descriptor,
+                          &m, 30000, det, sizeof det), 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, "critical", 0, &a, det), 0);
+    ASSERT_EQ_INT(a->status, 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    ASSERT_EQ_INT(await_job(c, "low", 1, &a, det), 0);
+    ASSERT_MSG(a->status == 4, "the LOW job finished before the CRITICAL one (status %d)", a->status);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    ASSERT_EQ_INT(await_job(c, "low", 0, &a, det), 0);
+    ASSERT_EQ_INT(a->status, 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    /* synthetic-4096 (~2.4 MiB SRS + ~0.6 MiB per partition) does not fit next to
+     * synthetic-2048 (~1.2 MiB) in 4 MiB: the idle 2048 entry is evicted to make room */
+    Cuzk__V1__ProveResponse *r = NULL;
+    ASSERT_EQ_INT(prove(c, 100, 4096, NULL, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "%s", r->result->error_message);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->n_loaded_srs, 1);
+    ASSERT(!strcmp(gs->loaded_srs[0]->circuit_id, "synthetic-4096"));
+    ASSERT(gs->memory_used_bytes <= gs->memory_budget_bytes);
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    char *log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "evicted for memory pressure: circuit=synthetic-2048");
+    free(log);
+    /* larger than the whole budget: FAILED at once with the reason */
+    ASSERT_EQ_INT(prove(c, 100, 16384, NULL, &r, det), 0);
+    ASSERT_EQ_INT(r->result->status, 2);
+    ASSERT_STR_CONTAINS(r->result->error_message, "the whole budget is 4.0 MiB");
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(c);
+    stop_and_clean(&d);
+}
+#endif
