@@ -171,6 +171,8 @@ endif
 #   make gpu              libcuzk_gpu.a, build/tests/gpu/test_*, build/bin/cuzk-bench-gpu
 #   make test-gpu         build and run the GPU suite (needs a GPU)
 #   make gpu GPU_ARCHS="-gencode arch=compute_90,code=sm_90"   (one arch, for quick iteration)
+# nvcc compiles the GPU_ARCHS of one file in parallel (all five archs take minutes per file).
+NVFLAGS      += --threads 0
 GPU_STUB_OBJ := $(GPU_STUB:%.c=$(BUILD)/obj/%.o)
 CORE_OBJ     += $(GPU_STUB_OBJ)
 $(CORE_LIB): $(GPU_STUB_OBJ)
@@ -184,7 +186,9 @@ GPU_DEPS     := $(wildcard src/gpu/*.cuh) $(wildcard include/cuzk/*.h)
 GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
-GPU_BENCH_OBJ := $(filter-out $(BUILD)/obj/cmd/cuzk-bench/client%,$(BENCH_SRC:%.c=$(BUILD)/obj/%.o))
+# cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
+# other subcommands' libraries on the GPU machine.
+GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o
 
 $(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
 	@mkdir -p $(dir $@)

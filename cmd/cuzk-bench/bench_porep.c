@@ -1,0 +1,293 @@
+/* bench_porep.c: PoRep C2 from the command line: "gen-vanilla porep" (synthetic C1 wrapper
+ * JSON), "porep-witness" (witness-generation timing per partition) and the porep path of
+ * "prove" (bench_prove_porep: parse C1, witness, prove each partition, verify against the
+ * public inputs recomputed from the C1's commitments). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cuzk/filecoin.h"
+#include "cuzk/gadgets.h"
+#include "cuzk/groth16.h"
+#include "cuzk/porep.h"
+#include "cuzk/util.h"
+
+int bench_prove_porep(int argc, char **argv);
+
+static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
+
+static int read_file(char **out, size_t *len, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "%s: read failed\n", path);
+        fclose(f);
+        free(b);
+        return -1;
+    }
+    fclose(f);
+    b[n] = 0;
+    *out = b;
+    *len = (size_t)n;
+    return 0;
+}
+
+/* A seal proof from --proof NAME or, by default, the V1_1 proof of --sector-size. */
+static const struct fil_seal_proof *pick_proof(const char *name, const char *size_s)
+{
+    struct cuzk_error err = {0};
+    if (name) {
+        const struct fil_seal_proof *p = fil_seal_proof_by_name(name);
+        if (!p) fprintf(stderr, "unknown registered proof \"%s\"\n", name);
+        return p;
+    }
+    uint64_t size;
+    if (!size_s || porep_parse_sector_size(&size, size_s, &err)) {
+        fprintf(stderr, "%s\n", size_s ? err.msg : "--sector-size SIZE is required");
+        return NULL;
+    }
+    const struct fil_seal_proof *p = fil_seal_proof_default(size);
+    if (!p) fprintf(stderr, "no PoRep for sector size %s\n", size_s);
+    return p;
+}
+
+BENCH_CMD(gen_vanilla, "gen-vanilla",
+          "gen-vanilla porep --sector-size SIZE -o FILE [--proof NAME] [--seed S] [--miner ID] "
+          "[--sector-num N]: consistent synthetic C1 wrapper JSON")
+{
+    const char *size_s = NULL, *outp = NULL, *name = NULL;
+    uint64_t seed = 1, miner = 1000, sector_num = 1;
+    if (argc < 2 || strcmp(argv[1], "porep")) goto usage;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) goto usage;
+        i++;
+        if (!strcmp(o, "--sector-size")) size_s = v;
+        else if (!strcmp(o, "-o") || !strcmp(o, "--out")) outp = v;
+        else if (!strcmp(o, "--proof")) name = v;
+        else if (!strcmp(o, "--seed")) seed = strtoull(v, NULL, 0);
+        else if (!strcmp(o, "--miner")) miner = strtoull(v, NULL, 0);
+        else if (!strcmp(o, "--sector-num")) sector_num = strtoull(v, NULL, 0);
+        else goto usage;
+    }
+    if (!outp) goto usage;
+    const struct fil_seal_proof *p = pick_proof(name, size_s);
+    if (!p) return 2;
+    struct cuzk_error err = {0};
+    struct fil_c1 c;
+    uint64_t t0 = cuzk_now_ns();
+    int rc = fil_c1_generate(&c, p, miner, sector_num, seed, &err);
+    double gen_ms = ms_since(t0);
+    char *js = NULL;
+    size_t n = 0;
+    t0 = cuzk_now_ns();
+    if (!rc) rc = fil_c1_write_wrapper(&js, &n, &c, &err);
+    double wr_ms = ms_since(t0);
+    if (rc) {
+        fprintf(stderr, "gen-vanilla: %s (%s)\n", err.msg, cuzk_errname(rc));
+        return 1;
+    }
+    FILE *f = fopen(outp, "wb");
+    if (!f || fwrite(js, 1, n, f) != n || fclose(f)) {
+        perror(outp);
+        return 1;
+    }
+    printf("%s: %s, %u partitions x %u challenges, %zu bytes (generate %.0f ms, JSON %.0f ms)\n", outp,
+           p->name, c.partitions, c.challenges, n, gen_ms, wr_ms);
+    cuzk_free(js);
+    fil_c1_free(&c);
+    return 0;
+usage:
+    fprintf(stderr, "usage: cuzk-bench gen-vanilla porep --sector-size SIZE -o FILE [--proof NAME] "
+                    "[--seed S] [--miner ID] [--sector-num N]\n"
+                    "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (default proof: StackedDrg<SIZE>V1_1)\n");
+    return 2;
+}
+
+static int load_c1(struct fil_c1 *c, const char *path)
+{
+    char *buf;
+    size_t n;
+    if (read_file(&buf, &n, path)) return -1;
+    struct cuzk_error err = {0};
+    uint64_t t0 = cuzk_now_ns();
+    int rc = fil_c1_parse_wrapper(c, buf, n, &err);
+    free(buf);
+    if (rc) {
+        fprintf(stderr, "%s: %s (%s)\n", path, err.msg, cuzk_errname(rc));
+        return -1;
+    }
+    printf("c1          %10.1f ms  %s, sector %llu, %u partitions x %u challenges, %zu bytes\n", ms_since(t0),
+           c->proof->name, (unsigned long long)c->sector_num, c->partitions, c->challenges, n);
+    return 0;
+}
+
+static int porep_witness(fr_t **inputs, fr_t **aux, uint32_t *n_in, uint32_t *n_aux, const struct fil_c1 *c,
+                         unsigned k, struct cuzk_error *err)
+{
+    return fil_porep_witness_values(inputs, aux, n_in, n_aux, c, k, err);
+}
+
+BENCH_CMD(porep_witness, "porep-witness",
+          "porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N]: witness time per partition")
+{
+    const char *c1p = NULL, *size_s = NULL;
+    unsigned max_parts = ~0u;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) goto usage;
+        i++;
+        if (!strcmp(o, "--c1")) c1p = v;
+        else if (!strcmp(o, "--sector-size")) size_s = v;
+        else if (!strcmp(o, "--partitions")) max_parts = (unsigned)strtoul(v, NULL, 0);
+        else goto usage;
+    }
+    struct fil_c1 c;
+    struct cuzk_error err = {0};
+    if (c1p) {
+        if (load_c1(&c, c1p)) return 1;
+    } else {
+        const struct fil_seal_proof *p = pick_proof(NULL, size_s);
+        if (!p) return 2;
+        uint64_t t0 = cuzk_now_ns();
+        if (fil_c1_generate(&c, p, 1000, 1, 1, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        printf("generate    %10.1f ms  %s\n", ms_since(t0), p->name);
+    }
+    int rc = 0;
+    for (unsigned k = 0; k < c.partitions && k < max_parts && !rc; k++) {
+        fr_t *in = NULL, *aux = NULL;
+        uint32_t ni, na;
+        uint64_t t0 = cuzk_now_ns();
+        rc = porep_witness(&in, &aux, &ni, &na, &c, k, &err);
+        if (!rc) printf("witness[%u] %10.1f ms  inputs %u, aux %u (one thread)\n", k, ms_since(t0), ni, na);
+        else fprintf(stderr, "partition %u: %s\n", k, err.msg);
+        cuzk_free(in);
+        cuzk_free(aux);
+        fflush(stdout);
+    }
+    fil_c1_free(&c);
+    return rc ? 1 : 0;
+usage:
+    fprintf(stderr, "usage: cuzk-bench porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N]\n");
+    return 2;
+}
+
+int bench_prove_porep(int argc, char **argv)
+{
+    const char *c1p = NULL, *dir = NULL, *backend = "cpu";
+    bool check = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--check")) { check = true; continue; }
+        if (!v) goto usage;
+        i++;
+        if (!strcmp(o, "--c1")) c1p = v;
+        else if (!strcmp(o, "--params-dir")) dir = v;
+        else if (!strcmp(o, "--backend")) backend = v;
+        else if (!strcmp(o, "--kind")) { if (strcmp(v, "porep")) goto usage; }
+        else goto usage;
+    }
+    if (!c1p || !dir) goto usage;
+    if (strcmp(backend, "cpu")) {
+        fprintf(stderr, "cuzk-bench prove --kind porep: backend '%s' is not wired here (cpu)\n", backend);
+        return 2;
+    }
+    struct fil_c1 c;
+    if (load_c1(&c, c1p)) return 1;
+    struct cuzk_error err = {0};
+    char stem[256], path[4096];
+    struct g16_pk pk;
+    struct g16_shape s;
+    memset(&pk, 0, sizeof pk);
+    memset(&s, 0, sizeof s);
+    int rc = fil_porep_param_stem(stem, sizeof stem, c.sector_size, &err);
+    uint64_t t0 = cuzk_now_ns();
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/%s.params", dir, stem);
+        rc = g16_params_read(&pk, path, G16_VALIDATE_NONE, pool_default(), &err);
+        if (!rc) printf("params      %10.1f ms  %s\n", ms_since(t0), path);
+    }
+    if (!rc) {
+        t0 = cuzk_now_ns();
+        snprintf(path, sizeof path, "%s/%s.shape", dir, stem);
+        rc = g16_shape_load(&s, path, &err);
+        if (!rc) printf("shape       %10.1f ms  %llu constraints, %u inputs, %u aux\n", ms_since(t0),
+                        (unsigned long long)s.n_constraints, s.n_inputs, s.n_aux);
+    }
+    struct g16_pvk *pvk = NULL;
+    if (!rc && !(pvk = g16_pvk_new(&pk.vk, &err))) rc = err.code ? err.code : CUZK_E_INTERNAL;
+    size_t ni = fil_porep_num_inputs(c.proof);
+    fr_t *pub = malloc(ni * sizeof *pub);
+    uint8_t *bytes = malloc((size_t)c.partitions * G16_PROOF_BYTES);
+    bool all_ok = !rc && pub && bytes;
+    for (unsigned k = 0; k < c.partitions && all_ok; k++) {
+        fr_t *in = NULL, *aux = NULL;
+        uint32_t n_in = 0, n_aux = 0;
+        t0 = cuzk_now_ns();
+        rc = porep_witness(&in, &aux, &n_in, &n_aux, &c, k, &err);
+        if (!rc && (n_in != s.n_inputs || n_aux != s.n_aux))
+            rc = cuzk_fail(&err, CUZK_E_INTERNAL, "witness has %u inputs / %u aux, shape %u / %u", n_in, n_aux,
+                           s.n_inputs, s.n_aux);
+        if (!rc) printf("witness[%u] %10.1f ms\n", k, ms_since(t0));
+        struct g16_assignment w = {in, aux};
+        if (!rc && check) {
+            t0 = cuzk_now_ns();
+            rc = g16_check(&s, &w, pool_default(), &err);
+            if (!rc) printf("check[%u]   %10.1f ms  a*b=c on every row\n", k, ms_since(t0));
+        }
+        struct g16_proof proof;
+        struct g16_timings t;
+        memset(&t, 0, sizeof t);
+        if (!rc) rc = g16_prove(&proof, &s, &pk, &w, 1, NULL, NULL, g16_backend_cpu, NULL, &t, &err);
+        if (!rc) printf("prove[%u]   %10.1f ms\n", k, (double)t.total_ns / 1e6);
+        /* verify against inputs recomputed from the C1's commitments, not the witness */
+        if (!rc) rc = fil_porep_public_inputs(pub, c.proof, c.replica_id, c.comm_d, c.comm_r, c.seed, k, &err);
+        if (!rc) {
+            t0 = cuzk_now_ns();
+            int vr = g16_verify(pvk, &proof, pub, ni, &err);
+            printf("verify[%u]  %10.1f ms  %s\n", k, ms_since(t0), vr ? err.msg : "ok");
+            if (vr) all_ok = false;
+            /* the same proof must fail for another challenge (sanity of the check itself) */
+            fr_add(&pub[3], &pub[3], &FR_ONE);
+            if (g16_verify(pvk, &proof, pub, ni, NULL) == CUZK_OK) {
+                printf("verify[%u]  accepted a wrong public input: the check is broken\n", k);
+                all_ok = false;
+            }
+            g16_proof_to_bytes(bytes + (size_t)k * G16_PROOF_BYTES, &proof);
+        }
+        if (rc) all_ok = false;
+        cuzk_free(in);
+        cuzk_free(aux);
+        fflush(stdout);
+    }
+    if (rc) fprintf(stderr, "cuzk-bench prove --kind porep: %s: %s\n", cuzk_errname(rc), err.msg);
+    if (all_ok) {
+        printf("proof       %u x %d bytes: ", c.partitions, G16_PROOF_BYTES);
+        for (int i = 0; i < 16; i++) printf("%02x", bytes[i]);
+        printf("...\n");
+    }
+    printf("verified: %s\n", all_ok ? "yes" : "no");
+    free(pub);
+    free(bytes);
+    g16_pvk_free(pvk);
+    g16_pk_free(&pk);
+    g16_shape_free(&s);
+    fil_c1_free(&c);
+    return all_ok ? 0 : 1;
+usage:
+    fprintf(stderr, "usage: cuzk-bench prove --backend cpu --kind porep --c1 FILE --params-dir DIR [--check]\n"
+                    "  DIR from `cuzk-params setup --kind porep --sector-size SIZE --out DIR`\n");
+    return 2;
+}
