@@ -227,6 +227,12 @@ $(PROGRAMS): $(FIL_LIB) $(FIL_CORE_AGAIN)
 $(PROGRAMS): ALL_LDFLAGS += -Wl,--no-as-needed -ljansson
 $(FIL_TEST_BINS): $(FIL_LIB)
 $(FIL_TEST_BINS): TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# the daemon's PoRep kind (src/engine/porep_kind.c) and its end-to-end test use this library too
+ifeq ($(CUZK_CLIENT),1)
+$(BUILD)/bin/cuzk-daemon: $(FIL_LIB) $(FIL_CORE_AGAIN)
+$(BUILD)/tests/e2e/test_daemon: $(FIL_LIB)
+$(BUILD)/tests/e2e/test_daemon: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+endif
 # ============================================================================== end filecoin ====
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,90 @@
+/* gpu.h: the CUDA backend (plain C API): per-device contexts holding the resident SRS and
+ * scratch, the Groth16 GPU backend, and the kernels (NTT, h pipeline, MSM, 0/1 sums, SpMV) as
+ * host-pointer calls for tests and benchmarks. Without CUDA every call returns CUZK_E_NO_GPU.
+ * See docs/gpu.md. */
+#ifndef CUZK_GPU_H
+#define CUZK_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/err.h"
+#include "cuzk/ff.h"
+#include "cuzk/groth16.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One context per device (explicit index; contexts of different devices share nothing).
+ * A context is used by one thread at a time; workers sharing a device serialise their kernel
+ * work with gpu_ctx_lock / gpu_ctx_unlock (one mutex per device index, process-wide). */
+struct gpu_ctx;
+
+/* Number of CUDA devices (0 when there is no driver or device: returns CUZK_E_NO_GPU). */
+int gpu_device_count(int *n, struct cuzk_error *err);
+/* "NVIDIA H200, 132 SMs, 139.8 GiB" */
+int gpu_device_name(int device, char *out, size_t cap, struct cuzk_error *err);
+int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *err);
+void gpu_ctx_free(struct gpu_ctx *ctx);
+int gpu_ctx_device(const struct gpu_ctx *ctx);
+void gpu_ctx_lock(struct gpu_ctx *ctx);
+void gpu_ctx_unlock(struct gpu_ctx *ctx);
+/* Free and total device memory (after the context's own allocations). */
+int gpu_mem_info(struct gpu_ctx *ctx, size_t *free_b, size_t *total_b, struct cuzk_error *err);
+/* CUZK_E_GPU_NOMEM "what: not enough GPU memory: need X, free Y" if bytes do not fit now.
+ * Used before every large allocation; exposed for tests and the daemon's admission. */
+int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what, struct cuzk_error *err);
+/* Allocate (and immediately free) a device buffer of `bytes` through the backend's checked
+ * allocator: the memory test uses it with an impossible size. */
+int gpu_alloc_probe(struct gpu_ctx *ctx, size_t bytes, struct cuzk_error *err);
+
+/* ---- residency: upload once, reuse for every proof (pointer identity is the key) ---- */
+/* Upload h, l, a, b_g1, b_g2 of pk (CUZK_E_GPU_NOMEM if it does not fit: then the backend
+ * streams the vectors from host memory per proof instead). */
+int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk, struct cuzk_error *err);
+/* Upload the CSR matrices, coefficient table and density index lists of s. */
+int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s, struct cuzk_error *err);
+/* Drop resident pk / shape (call before freeing them if they were loaded). */
+void gpu_ctx_unload(struct gpu_ctx *ctx);
+
+/* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
+ * first use if they are not resident (falls back to streaming pk if VRAM is short). Same
+ * results as g16_backend_cpu, so g16_prove gives identical proof bytes for the same r, s. */
+int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
+                    const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
+                    struct g16_timings *t, struct cuzk_error *err);
+
+/* ---- kernels on host buffers (upload, compute, download) ----
+ * Same contracts as the CPU oracles in groth16.h / ec.h. */
+int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,
+            struct cuzk_error *err);
+int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, unsigned lg,
+                  struct cuzk_error *err);
+int gpu_g1_msm(struct gpu_ctx *ctx, g1_jac_t *out, const g1_aff_t *bases, const fr_t *scalars,
+               size_t n, struct cuzk_error *err);
+int gpu_g2_msm(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases, const fr_t *scalars,
+               size_t n, struct cuzk_error *err);
+int gpu_g1_sum_bitmap(struct gpu_ctx *ctx, g1_jac_t *out, const g1_aff_t *bases,
+                      const uint64_t *bitmap, size_t n, struct cuzk_error *err);
+int gpu_g2_sum_bitmap(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases,
+                      const uint64_t *bitmap, size_t n, struct cuzk_error *err);
+int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g16_shape *s,
+                 const struct g16_assignment *w, struct cuzk_error *err);
+
+/* ---- benchmarks: device-resident inputs, CUDA events; ms[i] for each of reps runs (after
+ * one warm-up). Points: `distinct` host points tiled to n on the device. ---- */
+int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
+int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
+/* g = 1 (G1, points are g1_aff_t) or 2 (G2, g2_aff_t); bitmap_density > 0 times the 0/1 sum
+ * at that density instead of the MSM. */
+int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,
+                  double bitmap_density, int reps, double *ms, struct cuzk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,315 @@
+/* ctx.cu: per-device contexts (streams, scratch, resident proving key and shape), the
+ * per-device mutexes, CUDA error mapping and the checked allocator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_internal.cuh"
+
+/* One mutex per device index for the whole process (the daemon's workers share a device). */
+#define GPU_MAX_DEVICES 64
+static pthread_mutex_t g_dev_mutex[GPU_MAX_DEVICES] = {
+#define M4 PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, \
+           PTHREAD_MUTEX_INITIALIZER
+#define M16 M4, M4, M4, M4
+    M16, M16, M16, M16
+#undef M16
+#undef M4
+};
+
+int gpu_fail_cuda(struct cuzk_error *err, cudaError_t e, const char *call, const char *file,
+                  int line)
+{
+    (void)cudaGetLastError();   /* clear non-sticky errors so the context stays usable */
+    int code = (e == cudaErrorMemoryAllocation) ? CUZK_E_GPU_NOMEM
+             : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? CUZK_E_NO_GPU
+             : CUZK_E_GPU;
+    const char *base = strrchr(file, '/');
+    return cuzk_fail(err, code, "%s:%d: %s: %s", base ? base + 1 : file, line, call,
+                     cudaGetErrorString(e));
+}
+
+static void fmt_bytes(char *out, size_t cap, size_t b)
+{
+    if (b >= ((size_t)1 << 30)) snprintf(out, cap, "%.2f GiB", (double)b / (double)(1u << 30));
+    else snprintf(out, cap, "%.1f MiB", (double)b / (double)(1u << 20));
+}
+
+extern "C" int gpu_device_count(int *n, struct cuzk_error *err)
+{
+    *n = 0;
+    int c = 0;
+    cudaError_t e = cudaGetDeviceCount(&c);
+    if (e != cudaSuccess || c == 0) {
+        (void)cudaGetLastError();
+        return cuzk_fail(err, CUZK_E_NO_GPU, "gpu: no CUDA device (%s)",
+                         e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    }
+    *n = c;
+    return CUZK_OK;
+}
+
+extern "C" int gpu_device_name(int device, char *out, size_t cap, struct cuzk_error *err)
+{
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, device));
+    snprintf(out, cap, "%s, %d SMs, %.1f GiB, sm_%d%d", p.name, p.multiProcessorCount,
+             (double)p.totalGlobalMem / (double)(1u << 30), p.major, p.minor);
+    return CUZK_OK;
+}
+
+int gpu_set_device(struct gpu_ctx *ctx, struct cuzk_error *err)
+{
+    CK(cudaSetDevice(ctx->dev));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *err)
+{
+    *out = NULL;
+    int n = 0;
+    int rc = gpu_device_count(&n, err);
+    if (rc) return rc;
+    if (device < 0 || device >= n || device >= GPU_MAX_DEVICES)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu: device index %d out of range (0..%d)",
+                         device, n - 1);
+    struct gpu_ctx *c = (struct gpu_ctx *)calloc(1, sizeof *c);
+    if (!c) return cuzk_fail(err, CUZK_E_NOMEM, "gpu: context allocation failed");
+    c->dev = device;
+    cudaDeviceProp p;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(&p, device);
+    for (int i = 0; e == cudaSuccess && i < 3; i++) e = cudaStreamCreateWithFlags(&c->st[i], cudaStreamNonBlocking);
+    for (int i = 0; e == cudaSuccess && i < 4; i++) e = cudaEventCreateWithFlags(&c->ev[i], cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+        rc = gpu_fail_cuda(err, e, "gpu_ctx_new", __FILE__, __LINE__);
+        gpu_ctx_free(c);
+        return rc;
+    }
+    c->sm_count = p.multiProcessorCount;
+    c->total_mem = p.totalGlobalMem;
+    *out = c;
+    return CUZK_OK;
+}
+
+static void unload_pk(struct gpu_ctx *c)
+{
+    void *ptrs[] = {c->d_h, c->d_l, c->d_a, c->d_bg1, c->d_bg2};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) if (ptrs[i]) cudaFree(ptrs[i]);
+    c->d_h = c->d_l = c->d_a = c->d_bg1 = c->d_bg2 = NULL;
+    c->pk = NULL;
+}
+
+static void unload_shape(struct gpu_ctx *c)
+{
+    for (int m = 0; m < 3; m++) {
+        if (c->d_rowptr[m]) cudaFree(c->d_rowptr[m]);
+        if (c->d_col[m]) cudaFree(c->d_col[m]);
+        if (c->d_cidx[m]) cudaFree(c->d_cidx[m]);
+        c->d_rowptr[m] = NULL;
+        c->d_col[m] = NULL;
+        c->d_cidx[m] = NULL;
+    }
+    if (c->d_coeffs) cudaFree(c->d_coeffs);
+    if (c->d_a_sel) cudaFree(c->d_a_sel);
+    if (c->d_b_sel) cudaFree(c->d_b_sel);
+    c->d_coeffs = NULL;
+    c->d_a_sel = c->d_b_sel = NULL;
+    c->shape = NULL;
+}
+
+extern "C" void gpu_ctx_unload(struct gpu_ctx *c)
+{
+    if (!c) return;
+    cudaSetDevice(c->dev);
+    unload_pk(c);
+    unload_shape(c);
+}
+
+extern "C" void gpu_ctx_free(struct gpu_ctx *c)
+{
+    if (!c) return;
+    cudaSetDevice(c->dev);
+    gpu_ctx_unload(c);
+    for (int i = 0; i < SL__COUNT; i++) if (c->slot[i]) cudaFree(c->slot[i]);
+    if (c->tw) cudaFree(c->tw);
+    if (c->coset) cudaFree(c->coset);
+    for (int i = 0; i < 3; i++) if (c->st[i]) cudaStreamDestroy(c->st[i]);
+    for (int i = 0; i < 4; i++) if (c->ev[i]) cudaEventDestroy(c->ev[i]);
+    free(c);
+}
+
+extern "C" int gpu_ctx_device(const struct gpu_ctx *ctx) { return ctx->dev; }
+extern "C" void gpu_ctx_lock(struct gpu_ctx *ctx) { pthread_mutex_lock(&g_dev_mutex[ctx->dev]); }
+extern "C" void gpu_ctx_unlock(struct gpu_ctx *ctx) { pthread_mutex_unlock(&g_dev_mutex[ctx->dev]); }
+
+extern "C" int gpu_mem_info(struct gpu_ctx *ctx, size_t *free_b, size_t *total_b,
+                            struct cuzk_error *err)
+{
+    CK(cudaSetDevice(ctx->dev));
+    CK(cudaMemGetInfo(free_b, total_b));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what,
+                             struct cuzk_error *err)
+{
+    size_t fr = 0, tot = 0;
+    int rc = gpu_mem_info(ctx, &fr, &tot, err);
+    if (rc) return rc;
+    /* keep a margin for CUDA's own allocations (module data, CUB, streams) */
+    const size_t margin = (size_t)64 << 20;
+    if (bytes + margin > fr) {
+        char need[32], have[32];
+        fmt_bytes(need, sizeof need, bytes);
+        fmt_bytes(have, sizeof have, fr);
+        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "%s: not enough GPU memory: need %s, free %s",
+                         what, need, have);
+    }
+    return CUZK_OK;
+}
+
+int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
+               struct cuzk_error *err)
+{
+    *p = NULL;
+    if (bytes == 0) bytes = 16;
+    int rc = gpu_mem_check(ctx, bytes, what, err);
+    if (rc) return rc;
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        char need[32];
+        fmt_bytes(need, sizeof need, bytes);
+        return cuzk_fail(err, e == cudaErrorMemoryAllocation ? CUZK_E_GPU_NOMEM : CUZK_E_GPU,
+                         "%s: cudaMalloc(%s): %s", what, need, cudaGetErrorString(e));
+    }
+    return CUZK_OK;
+}
+
+extern "C" int gpu_alloc_probe(struct gpu_ctx *ctx, size_t bytes, struct cuzk_error *err)
+{
+    CK(cudaSetDevice(ctx->dev));
+    void *p = NULL;
+    int rc = gpu_malloc(ctx, &p, bytes, "gpu_alloc_probe", err);
+    if (rc) return rc;
+    CK(cudaFree(p));
+    return CUZK_OK;
+}
+
+int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
+                struct cuzk_error *err)
+{
+    if (ctx->slot_size[s] >= bytes && ctx->slot[s]) {
+        *out = ctx->slot[s];
+        return CUZK_OK;
+    }
+    if (ctx->slot[s]) {
+        CK(cudaFree(ctx->slot[s]));   /* synchronises the device: growth is rare */
+        ctx->slot[s] = NULL;
+        ctx->slot_size[s] = 0;
+    }
+    /* round up so that slightly larger later requests reuse the buffer */
+    size_t sz = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes + bytes / 16;
+    char what[48];
+    snprintf(what, sizeof what, "gpu scratch %d", (int)s);
+    int rc = gpu_malloc(ctx, &ctx->slot[s], sz, what, err);
+    if (rc) {
+        /* retry without the slack */
+        if (sz == bytes) return rc;
+        rc = gpu_malloc(ctx, &ctx->slot[s], bytes, what, err);
+        if (rc) return rc;
+        sz = bytes;
+    }
+    ctx->slot_size[s] = sz;
+    *out = ctx->slot[s];
+    return CUZK_OK;
+}
+
+/* ---- residency ---- */
+
+static int upload(struct gpu_ctx *ctx, void **d, const void *h, size_t bytes, const char *what,
+                  struct cuzk_error *err)
+{
+    int rc = gpu_malloc(ctx, d, bytes, what, err);
+    if (rc) return rc;
+    if (bytes) CK(cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
+                               struct cuzk_error *err)
+{
+    CK(cudaSetDevice(ctx->dev));
+    if (ctx->pk == pk) return CUZK_OK;
+    unload_pk(ctx);
+    size_t need = (pk->n_h + pk->n_l + pk->n_a + pk->n_b) * sizeof(g1_aff_t) +
+                  pk->n_b * sizeof(g2_aff_t);
+    int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_pk: proving key", err);
+    if (!rc) rc = upload(ctx, &ctx->d_h, pk->h, pk->n_h * sizeof(g1_aff_t), "pk.h", err);
+    if (!rc) rc = upload(ctx, &ctx->d_l, pk->l, pk->n_l * sizeof(g1_aff_t), "pk.l", err);
+    if (!rc) rc = upload(ctx, &ctx->d_a, pk->a, pk->n_a * sizeof(g1_aff_t), "pk.a", err);
+    if (!rc) rc = upload(ctx, &ctx->d_bg1, pk->b_g1, pk->n_b * sizeof(g1_aff_t), "pk.b_g1", err);
+    if (!rc) rc = upload(ctx, &ctx->d_bg2, pk->b_g2, pk->n_b * sizeof(g2_aff_t), "pk.b_g2", err);
+    if (rc) {
+        unload_pk(ctx);
+        return rc;
+    }
+    ctx->pk = pk;
+    return CUZK_OK;
+}
+
+/* Positions in w = inputs ++ aux of the A scalars (all inputs, then A-dense aux) and the B
+ * scalars (B-dense inputs, then B-dense aux), in the key's point order. */
+static uint32_t *density_positions(const struct g16_shape *s, bool is_a, size_t *count)
+{
+    size_t n = is_a ? s->n_inputs + s->a_aux_count : s->b_inp_count + s->b_aux_count;
+    uint32_t *v = (uint32_t *)malloc((n ? n : 1) * sizeof *v);
+    if (!v) return NULL;
+    size_t k = 0;
+    for (uint32_t i = 0; i < s->n_inputs; i++)
+        if (is_a || ((s->b_inp_density[i / 64] >> (i % 64)) & 1)) v[k++] = i;
+    const uint64_t *d = is_a ? s->a_aux_density : s->b_aux_density;
+    for (uint32_t i = 0; i < s->n_aux && k < n; i++)
+        if ((d[i / 64] >> (i % 64)) & 1) v[k++] = s->n_inputs + i;
+    *count = k;
+    return v;
+}
+
+extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s,
+                                  struct cuzk_error *err)
+{
+    CK(cudaSetDevice(ctx->dev));
+    if (ctx->shape == s) return CUZK_OK;
+    unload_shape(ctx);
+
+    const struct g16_matrix *mats[3] = {&s->a, &s->b, &s->c};
+    size_t need = s->n_coeffs * sizeof(fr_t);
+    for (int m = 0; m < 3; m++)
+        need += (s->n_constraints + 1) * 8 + mats[m]->nnz * 6;
+    int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_shape: constraint matrices", err);
+    for (int m = 0; !rc && m < 3; m++) {
+        if (!mats[m]->row_ptr) {
+            rc = cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_ctx_load_shape: matrix %c not recorded (count-only shape)", "ABC"[m]);
+            break;
+        }
+        rc = upload(ctx, (void **)&ctx->d_rowptr[m], mats[m]->row_ptr, (s->n_constraints + 1) * 8, "shape.row_ptr", err);
+        if (!rc) rc = upload(ctx, (void **)&ctx->d_col[m], mats[m]->col, mats[m]->nnz * 4, "shape.col", err);
+        if (!rc) rc = upload(ctx, (void **)&ctx->d_cidx[m], mats[m]->coeff_idx, mats[m]->nnz * 2, "shape.coeff_idx", err);
+    }
+    if (!rc) rc = upload(ctx, (void **)&ctx->d_coeffs, s->coeffs, s->n_coeffs * sizeof(fr_t), "shape.coeffs", err);
+    for (int which = 0; !rc && which < 2; which++) {
+        size_t cnt = 0;
+        uint32_t *v = density_positions(s, which == 0, &cnt);
+        if (!v) { rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu_ctx_load_shape: host allocation failed"); break; }
+        rc = upload(ctx, (void **)(which == 0 ? &ctx->d_a_sel : &ctx->d_b_sel), v, cnt * 4, "shape.density", err);
+        free(v);
+    }
+    if (rc) {
+        unload_shape(ctx);
+        return rc;
+    }
+    ctx->shape = s;
+    return CUZK_OK;
+}

@@ -1,0 +1,125 @@
+/* gpu_internal.cuh: what the CUDA translation units share: the context layout, the one
+ * CUDA error-checking macro, grow-only scratch buffers and the internal device-pointer entry
+ * points (NTT, MSM, sums, SpMV) the prover composes. Only the .cu files include this. */
+#ifndef CUZK_GPU_INTERNAL_CUH
+#define CUZK_GPU_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdint.h>
+
+/* The public headers are C17: map _Static_assert to C++'s and give them C linkage. */
+#ifndef _Static_assert
+#define _Static_assert static_assert
+#endif
+/* <math.h> (pulled in by cuda_runtime.h) declares FP_ZERO (an enumerator in C++), which ff.h
+ * also uses as a name: hide ff.h's declaration (unused here) under another name. */
+#undef FP_ZERO
+#define FP_ZERO cuzk_ff_FP_ZERO_unused
+extern "C" {
+#include "cuzk/gpu.h"
+#include "cuzk/util.h"
+}
+#undef FP_ZERO
+#define FP_ZERO 2
+#include "curve.cuh"
+
+/* Every CUDA runtime call goes through CK: on failure it fills err with "file:line: call:
+ * cudaGetErrorString" and returns CUZK_E_GPU (CUZK_E_GPU_NOMEM for allocation failures). */
+int gpu_fail_cuda(struct cuzk_error *err, cudaError_t e, const char *call, const char *file,
+                  int line);
+#define CK(call)                                                                   \
+    do {                                                                           \
+        cudaError_t ck_e_ = (call);                                                \
+        if (ck_e_ != cudaSuccess) return gpu_fail_cuda(err, ck_e_, #call, __FILE__, __LINE__); \
+    } while (0)
+/* After a kernel launch: launch-configuration errors surface here. */
+#define CK_LAUNCH() CK(cudaGetLastError())
+
+enum gpu_slot {
+    /* h pipeline */
+    SL_NTT_A, SL_NTT_B, SL_NTT_C,
+    /* MSM */
+    SL_KEYS0, SL_KEYS1, SL_VALS0, SL_VALS1, SL_CUB, SL_BSTART, SL_BEND, SL_NSEG, SL_SEGOFF,
+    SL_SEGB, SL_PARTIAL, SL_BUCKETS, SL_RED0, SL_RED1, SL_WIN, SL_SMALL,
+    /* 0/1 split and prover */
+    SL_ONES, SL_FLAGS, SL_TAIL_IDX, SL_TAIL_SC, SL_SUM_PART, SL_W, SL_STREAM_BASES,
+    SL_EXTRA, SL_RESULTS, SL_BENCH0, SL_BENCH1, SL_POS, SL_HEAVY, SL_NUM,
+    SL__COUNT
+};
+
+struct gpu_ctx {
+    int dev;
+    int sm_count;
+    size_t total_mem;
+    cudaStream_t st[3];
+    cudaEvent_t ev[4];
+    /* grow-only scratch */
+    void *slot[SL__COUNT];
+    size_t slot_size[SL__COUNT];
+    /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
+     * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N for
+     * the domain coset_lg. */
+    dfr *tw;
+    unsigned tw_lg;
+    dfr *coset;
+    unsigned coset_lg;
+    /* resident proving key (pointer identity) */
+    const struct g16_pk *pk;
+    void *d_h, *d_l, *d_a, *d_bg1, *d_bg2;
+    /* resident shape */
+    const struct g16_shape *shape;
+    uint64_t *d_rowptr[3];
+    uint32_t *d_col[3];
+    uint16_t *d_cidx[3];
+    dfr *d_coeffs;
+    uint32_t *d_a_sel, *d_b_sel;   /* A/B scalar positions in w = inputs ++ aux */
+};
+
+#define COSET_TAB 16384u
+
+/* Scratch slot of at least `bytes` (contents not preserved on growth). */
+int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
+                struct cuzk_error *err);
+/* Checked cudaMalloc: cudaMemGetInfo first, clear CUZK_E_GPU_NOMEM message. */
+int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
+               struct cuzk_error *err);
+int gpu_set_device(struct gpu_ctx *ctx, struct cuzk_error *err);
+
+/* ---- NTT (ntt.cu); v on device, stream st ---- */
+int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
+int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
+                cudaStream_t st, struct cuzk_error *err);
+/* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); h in a. */
+int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
+                      struct cuzk_error *err);
+
+/* ---- MSM and sums (msm.cu); all on stream st; out is a device Jacobian point ----
+ * idx (nullable): point index of scalar i (else i). extra (nullable): device XYZZ point
+ * added to the result. */
+int gpu_g1_msm_dev(struct gpu_ctx *ctx, d_jac<dfp> *out, const g1a_d *bases,
+                   const dfr *scalars, const uint32_t *idx, size_t n, const g1x_d *extra,
+                   cudaStream_t st, struct cuzk_error *err);
+int gpu_g2_msm_dev(struct gpu_ctx *ctx, d_jac<dfp2> *out, const g2a_d *bases,
+                   const dfr *scalars, const uint32_t *idx, size_t n, const g2x_d *extra,
+                   cudaStream_t st, struct cuzk_error *err);
+/* out (device XYZZ) = sum of bases[i] with bit i of the u32 bitmap set. */
+int gpu_g1_sum_bitmap_dev(struct gpu_ctx *ctx, g1x_d *out, const g1a_d *bases,
+                          const uint32_t *bitmap, size_t n, cudaStream_t st,
+                          struct cuzk_error *err);
+int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
+                          const uint32_t *bitmap, size_t n, cudaStream_t st,
+                          struct cuzk_error *err);
+/* Device XYZZ -> device Jacobian. */
+int gpu_g1_xyzz_to_jac_dev(d_jac<dfp> *out, const g1x_d *in, cudaStream_t st,
+                           struct cuzk_error *err);
+int gpu_g2_xyzz_to_jac_dev(d_jac<dfp2> *out, const g2x_d *in, cudaStream_t st,
+                           struct cuzk_error *err);
+
+/* ---- SpMV (spmv.cu): out = M . w for the resident shape's matrix m (0 = A, 1 = B, 2 = C) */
+int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
+                 struct cuzk_error *err);
+
+static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+#endif

@@ -1,0 +1,626 @@
+/* msm.cu: Pippenger MSM for G1 and G2 on the GPU (signed Booth digits, (bucket, point) pairs
+ * radix-sorted per window group, XYZZ bucket runs split into bounded segments, bucket
+ * reduction by running sums over segments, Horner over windows), and the 0/1 bitmap sums. */
+#include <cub/cub.cuh>
+#include <math.h>
+#include <string.h>
+
+#include "gpu_internal.cuh"
+
+#define SEG_L 32u        /* points per accumulation segment: bounds per-thread work */
+#define HEAVY_SEGS 64u   /* buckets with more segments are summed by a whole block */
+
+template <class F> struct blk {
+    /* shared-memory trees hold BS points: keep them within the 48 KiB static limit */
+    static constexpr int BS = sizeof(d_xyzz<F>) > 256 ? 64 : 128;
+};
+
+__device__ __forceinline__ uint32_t win_bits(const uint32_t *s, unsigned bit, unsigned c)
+{
+    if (bit >= 256) return 0;
+    unsigned w = bit >> 5, sh = bit & 31;
+    uint64_t v = s[w];
+    if (w + 1 < 8) v |= (uint64_t)s[w + 1] << 32;
+    return (uint32_t)(v >> sh) & ((1u << c) - 1);
+}
+
+/* Signed digits of windows [w0, w0+g) of every scalar: key = window-in-group * B + |d| - 1
+ * (sentinel g * B for a zero digit), value = point index | sign << 31. */
+__global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const uint32_t *idx,
+                         uint32_t n, unsigned c, unsigned w0, unsigned g)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    dfr s = f_from_mont(sc[i]);
+    uint32_t pidx = idx ? idx[i] : i;
+    const uint32_t B = 1u << (c - 1);
+    uint32_t carry = 0;
+    for (unsigned w = 0; w < w0 + g; w++) {
+        uint32_t v = win_bits(s.v, w * c, c) + carry;
+        int32_t d;
+        if (v > B) {
+            d = (int32_t)v - (int32_t)(1u << c);
+            carry = 1;
+        } else {
+            d = (int32_t)v;
+            carry = 0;
+        }
+        if (w >= w0) {
+            size_t o = (size_t)(w - w0) * n + i;
+            if (d == 0) {
+                keys[o] = g * B;
+                vals[o] = 0;
+            } else {
+                uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
+                keys[o] = (w - w0) * B + mag - 1;
+                vals[o] = pidx | (d < 0 ? 0x80000000u : 0u);
+            }
+        }
+    }
+}
+
+__global__ void k_bounds(uint32_t *bstart, uint32_t *bend, const uint32_t *keys, uint32_t m,
+                         uint32_t sentinel)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    uint32_t k = keys[i];
+    if (k >= sentinel) return;
+    if (i == 0 || keys[i - 1] != k) bstart[k] = i;
+    if (i == m - 1 || keys[i + 1] != k) bend[k] = i + 1;
+}
+
+__global__ void k_segcount(uint32_t *nseg, const uint32_t *bstart, const uint32_t *bend, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) nseg[b] = (bend[b] - bstart[b] + SEG_L - 1) / SEG_L;
+}
+
+__global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
+                          const uint32_t *segoff, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    uint32_t o = segoff[b], c = nseg[b];
+    for (uint32_t s = 0; s < c; s++) segb[o + s] = b;
+    if (b == nb - 1) *total = o + c;
+}
+
+template <class F>
+__global__ void k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
+                        const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
+                        const d_aff<F> *bases, const uint32_t *total)
+{
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= *total) return;
+    uint32_t b = segb[j];
+    uint32_t start = bstart[b] + (j - segoff[b]) * SEG_L;
+    uint32_t end = min(start + SEG_L, bend[b]);
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    uint32_t v = vals[start];
+    d_aff<F> p = ld_vec(&bases[v & 0x7fffffffu]);
+    for (uint32_t e = start; e < end; e++) {
+        d_aff<F> q = p;
+        bool neg = v >> 31;
+        if (e + 1 < end) {   /* fetch the next point while this one is added */
+            v = vals[e + 1];
+            p = ld_vec(&bases[v & 0x7fffffffu]);
+        }
+        if (neg) q.y = f_neg(q.y);
+        xyzz_add_aff(acc, q);
+    }
+    st_vec(&partial[j], acc);
+}
+
+template <class F>
+__global__ void k_combine(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count,
+                          const d_xyzz<F> *partial, const uint32_t *nseg,
+                          const uint32_t *segoff, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    uint32_t c = nseg[b], o = segoff[b];
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    if (c > HEAVY_SEGS) {
+        heavy[atomicAdd(heavy_count, 1u)] = b;
+        return;
+    }
+    for (uint32_t s = 0; s < c; s++) xyzz_add(acc, ld_vec(&partial[o + s]));
+    st_vec(&buckets[b], acc);
+}
+
+template <class F, int BS>
+__device__ __forceinline__ void block_reduce(d_xyzz<F> *sh, d_xyzz<F> acc, d_xyzz<F> *out)
+{
+    const int t = threadIdx.x;
+    sh[t] = acc;
+    __syncthreads();
+    for (int s = BS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            d_xyzz<F> a = sh[t];
+            xyzz_add(a, sh[t + s]);
+            sh[t] = a;
+        }
+        __syncthreads();
+    }
+    if (t == 0) st_vec(out, sh[0]);
+    __syncthreads();
+}
+
+template <class F, int BS>
+__global__ void __launch_bounds__(BS) k_heavy(d_xyzz<F> *buckets, const uint32_t *heavy,
+                                              const uint32_t *heavy_count, const d_xyzz<F> *partial,
+                                              const uint32_t *nseg, const uint32_t *segoff)
+{
+    __shared__ d_xyzz<F> sh[BS];
+    uint32_t hc = *heavy_count;
+    for (uint32_t h = blockIdx.x; h < hc; h += gridDim.x) {
+        uint32_t b = heavy[h], c = nseg[b], o = segoff[b];
+        d_xyzz<F> acc;
+        xyzz_set_inf(acc);
+        for (uint32_t s = threadIdx.x; s < c; s += BS) xyzz_add(acc, ld_vec(&partial[o + s]));
+        block_reduce<F, BS>(sh, acc, &buckets[b]);
+    }
+}
+
+/* Groups of P contiguous points; block q sums elements [part*per, (part+1)*per) of group
+ * q / parts into out[q]. */
+template <class F, int BS>
+__global__ void __launch_bounds__(BS) k_sum_groups(d_xyzz<F> *out, const d_xyzz<F> *in,
+                                                   uint32_t P, uint32_t parts, uint32_t per)
+{
+    __shared__ d_xyzz<F> sh[BS];
+    uint32_t q = blockIdx.x, grp = q / parts, part = q % parts;
+    uint32_t lo = part * per, hi = min(P, lo + per);
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    for (uint32_t e = lo + threadIdx.x; e < hi; e += BS) xyzz_add(acc, ld_vec(&in[(size_t)grp * P + e]));
+    block_reduce<F, BS>(sh, acc, &out[q]);
+}
+
+/* Window reduction: thread (w, s) runs over buckets [sK, (s+1)K) of window w from the top:
+ * run = sum b_j, acc = sum (j - sK + 1) b_j; emits acc + sK * run. Bucket j holds digit j+1. */
+template <class F>
+__global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, uint32_t S,
+                         uint32_t K, uint32_t g)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= g * S) return;
+    uint32_t w = id / S, s = id % S;
+    const d_xyzz<F> *bk = buckets + (size_t)w * B + (size_t)s * K;
+    d_xyzz<F> run, acc, t;
+    xyzz_set_inf(run);
+    xyzz_set_inf(acc);
+    for (int jj = (int)K - 1; jj >= 0; jj--) {
+        xyzz_add(run, ld_vec(&bk[jj]));
+        xyzz_add(acc, run);
+    }
+    uint32_t m = s * K;
+    xyzz_set_inf(t);
+    for (int bit = 31; bit >= 0; bit--) {
+        xyzz_dbl(t, t);
+        if ((m >> bit) & 1) xyzz_add(t, run);
+    }
+    xyzz_add(acc, t);
+    st_vec(&out[id], acc);
+}
+
+/* Horner over windows (top first), plus the optional extra point. */
+template <class F>
+__global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win, uint32_t W,
+                        uint32_t c, const d_xyzz<F> *extra)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    d_xyzz<F> r;
+    xyzz_set_inf(r);
+    for (int w = (int)W - 1; w >= 0; w--) {
+        if (!xyzz_is_inf(r))
+            for (uint32_t i = 0; i < c; i++) xyzz_dbl(r, r);
+        xyzz_add(r, win[w]);
+    }
+    if (extra) xyzz_add(r, *extra);
+    if (out_xyzz) *out_xyzz = r;
+    if (out) *out = xyzz_to_jac(r);
+}
+
+template <class F>
+__global__ void k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
+                                 const uint32_t *bitmap, uint32_t n, uint32_t words_per_thread)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t nw = (n + 31) / 32;
+    uint32_t w0 = t * words_per_thread;
+    if (w0 >= nw) return;
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    for (uint32_t k = 0; k < words_per_thread && w0 + k < nw; k++) {
+        uint32_t wd = bitmap[w0 + k];
+        uint32_t i0 = (w0 + k) * 32;
+        while (wd) {
+            uint32_t bit = __ffs(wd) - 1;
+            wd &= wd - 1;
+            uint32_t i = i0 + bit;
+            if (i < n) xyzz_add_aff(acc, ld_vec(&bases[i]));
+        }
+    }
+    st_vec(&partial[t], acc);
+}
+
+template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    *out = xyzz_to_jac(*in);
+}
+
+/* ---- host side ---- */
+
+/* Reduce G groups of P contiguous points (in) to G points at dst, using two scratch slots. */
+template <class F>
+static int reduce_groups(struct gpu_ctx *ctx, d_xyzz<F> *dst, const d_xyzz<F> *in, uint32_t G,
+                         uint32_t P, cudaStream_t st, struct cuzk_error *err)
+{
+    constexpr int BS = blk<F>::BS;
+    const uint32_t per = 1024;
+    int flip = 0;
+    while (true) {
+        uint32_t parts = (P + per - 1) / per;
+        d_xyzz<F> *out = dst;
+        if (parts > 1) {
+            void *p = NULL;
+            int rc = gpu_scratch(ctx, flip ? SL_RED1 : SL_RED0, (size_t)G * parts * sizeof(d_xyzz<F>), &p, err);
+            if (rc) return rc;
+            out = (d_xyzz<F> *)p;
+            flip ^= 1;
+        }
+        k_sum_groups<F, BS><<<G * parts, BS, 0, st>>>(out, in, P, parts, per);
+        CK_LAUNCH();
+        if (parts == 1) return CUZK_OK;
+        in = out;
+        P = parts;
+    }
+}
+
+static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
+{
+    double best = 0;
+    unsigned bc = 2;
+    for (unsigned c = 2; c <= 22; c++) {
+        unsigned W = (256 + c - 1) / c;
+        double cost = (double)n * W + 3.0 * (double)(1u << (c - 1)) * W;
+        if (c == 2 || cost < best) {
+            best = cost;
+            bc = c;
+        }
+    }
+    *c_out = bc;
+    *W_out = (256 + bc - 1) / bc;
+}
+
+template <class F>
+static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_aff<F> *bases,
+                   const dfr *scalars, const uint32_t *idx, size_t n, const d_xyzz<F> *extra,
+                   cudaStream_t st, struct cuzk_error *err)
+{
+    constexpr int BS = blk<F>::BS;
+    if (n >= 0x7fffffffu) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %zu points (max 2^31-1)", n);
+    unsigned c, W;
+    msm_window(n, &c, &W);
+    const uint32_t B = 1u << (c - 1);
+    unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
+    if (g > W) g = W;
+    uint32_t m = (uint32_t)((size_t)g * n);
+    uint32_t nb = g * B;
+    uint32_t S = B < 16384 / g ? B : (16384 / g ? 16384 / g : 1);
+    /* S must divide B (both powers of two) */
+    { uint32_t s2 = 1; while (s2 * 2 <= S) s2 *= 2; S = s2; }
+    uint32_t K = B / S;
+    size_t maxseg = (size_t)m / SEG_L + nb + 1;
+
+    void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *nseg, *segoff, *segb, *partial,
+        *buckets, *win, *small, *cubtmp;
+    int rc = 0;
+    size_t mm = m ? m : 1;
+    if (!rc) rc = gpu_scratch(ctx, SL_KEYS0, mm * 4, &keys0, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_KEYS1, mm * 4, &keys1, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_VALS0, mm * 4, &vals0, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_VALS1, mm * 4, &vals1, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BSTART, (size_t)nb * 4, &bstart, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_NSEG, (size_t)nb * 4, &nseg, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_SEGOFF, (size_t)nb * 4, &segoff, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_SEGB, maxseg * 4, &segb, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, maxseg * sizeof(d_xyzz<F>), &partial, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, (size_t)nb * sizeof(d_xyzz<F>) + (size_t)g * S * sizeof(d_xyzz<F>), &buckets, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
+    if (rc) return rc;
+    d_xyzz<F> *segsum = (d_xyzz<F> *)buckets + nb;
+    uint32_t *d_total = (uint32_t *)small, *d_heavy_count = d_total + 1;
+    void *heavy;
+    rc = gpu_scratch(ctx, SL_HEAVY, (size_t)nb * 4, &heavy, err);
+    if (rc) return rc;
+
+    /* CUB temp storage for the sort and the scan */
+    size_t sort_bytes = 0, scan_bytes = 0;
+    unsigned end_bit = (c - 1);
+    { unsigned gg = g; while (gg) { end_bit++; gg >>= 1; } }
+    if (end_bit > 32) end_bit = 32;
+    {
+        cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
+        cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);
+        CK(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, dk, dv, (int)mm, 0, (int)end_bit, st));
+        CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (uint32_t *)nseg, (uint32_t *)segoff, (int)nb, st));
+    }
+    rc = gpu_scratch(ctx, SL_CUB, sort_bytes > scan_bytes ? sort_bytes : scan_bytes, &cubtmp, err);
+    if (rc) return rc;
+    size_t cub_bytes = ctx->slot_size[SL_CUB];
+
+    const unsigned TB = 256;
+    for (unsigned w0 = 0; n && w0 < W; w0 += g) {
+        unsigned gg = W - w0 < g ? W - w0 : g;
+        uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * B;
+        k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg);
+        CK_LAUNCH();
+        cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
+        cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);
+        size_t tb = cub_bytes;
+        CK(cub::DeviceRadixSort::SortPairs(cubtmp, tb, dk, dv, (int)mg, 0, (int)end_bit, st));
+        uint32_t *sk = dk.Current(), *sv = dv.Current();
+        CK(cudaMemsetAsync(bstart, 0, (size_t)nbg * 4, st));
+        CK(cudaMemsetAsync(bend, 0, (size_t)nbg * 4, st));
+        CK(cudaMemsetAsync(d_heavy_count, 0, 4, st));
+        k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, sk, mg, gg * B);
+        CK_LAUNCH();
+        k_segcount<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)nseg, (uint32_t *)bstart, (uint32_t *)bend, nbg);
+        CK_LAUNCH();
+        tb = cub_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(cubtmp, tb, (uint32_t *)nseg, (uint32_t *)segoff, (int)nbg, st));
+        k_segfill<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)segb, d_total, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
+        CK_LAUNCH();
+        size_t maxs = (size_t)mg / SEG_L + nbg + 1;
+        k_accum<F><<<gpu_div_up(maxs, 128), 128, 0, st>>>((d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
+                                                         (uint32_t *)bstart, (uint32_t *)bend, sv, bases, d_total);
+        CK_LAUNCH();
+        k_combine<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                           (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
+        CK_LAUNCH();
+        size_t hmax = (size_t)mg / (SEG_L * HEAVY_SEGS) + 1;
+        k_heavy<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                            (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff);
+        CK_LAUNCH();
+        k_winred<F><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+        CK_LAUNCH();
+        rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
+        if (rc) return rc;
+    }
+    k_final<F><<<1, 1, 0, st>>>(out, out_xyzz, (d_xyzz<F> *)win, n ? W : 0, c, extra);
+    CK_LAUNCH();
+    return CUZK_OK;
+}
+
+template <class F>
+static int sum_bitmap_dev(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *bases,
+                          const uint32_t *bitmap, size_t n, cudaStream_t st, struct cuzk_error *err)
+{
+    const uint32_t wpt = 8;   /* 256 points per thread */
+    size_t nw = (n + 31) / 32;
+    size_t T = nw ? gpu_div_up(nw, wpt) : 1;
+    void *part = NULL;
+    int rc = gpu_scratch(ctx, SL_SUM_PART, T * sizeof(d_xyzz<F>), &part, err);
+    if (rc) return rc;
+    if (nw) {
+        k_bitmap_partial<F><<<gpu_div_up(T, 128), 128, 0, st>>>((d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);
+        CK_LAUNCH();
+    } else {
+        CK(cudaMemsetAsync(part, 0, sizeof(d_xyzz<F>), st));
+    }
+    return reduce_groups<F>(ctx, out, (d_xyzz<F> *)part, 1, (uint32_t)T, st, err);
+}
+
+int gpu_g1_msm_dev(struct gpu_ctx *ctx, d_jac<dfp> *out, const g1a_d *bases, const dfr *scalars,
+                   const uint32_t *idx, size_t n, const g1x_d *extra, cudaStream_t st,
+                   struct cuzk_error *err)
+{
+    return msm_dev<dfp>(ctx, out, NULL, bases, scalars, idx, n, extra, st, err);
+}
+int gpu_g2_msm_dev(struct gpu_ctx *ctx, d_jac<dfp2> *out, const g2a_d *bases, const dfr *scalars,
+                   const uint32_t *idx, size_t n, const g2x_d *extra, cudaStream_t st,
+                   struct cuzk_error *err)
+{
+    return msm_dev<dfp2>(ctx, out, NULL, bases, scalars, idx, n, extra, st, err);
+}
+int gpu_g1_sum_bitmap_dev(struct gpu_ctx *ctx, g1x_d *out, const g1a_d *bases,
+                          const uint32_t *bitmap, size_t n, cudaStream_t st, struct cuzk_error *err)
+{
+    return sum_bitmap_dev<dfp>(ctx, out, bases, bitmap, n, st, err);
+}
+int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
+                          const uint32_t *bitmap, size_t n, cudaStream_t st, struct cuzk_error *err)
+{
+    return sum_bitmap_dev<dfp2>(ctx, out, bases, bitmap, n, st, err);
+}
+int gpu_g1_xyzz_to_jac_dev(d_jac<dfp> *out, const g1x_d *in, cudaStream_t st, struct cuzk_error *err)
+{
+    k_to_jac<dfp><<<1, 1, 0, st>>>(out, in);
+    CK_LAUNCH();
+    return CUZK_OK;
+}
+int gpu_g2_xyzz_to_jac_dev(d_jac<dfp2> *out, const g2x_d *in, cudaStream_t st, struct cuzk_error *err)
+{
+    k_to_jac<dfp2><<<1, 1, 0, st>>>(out, in);
+    CK_LAUNCH();
+    return CUZK_OK;
+}
+
+/* ---- host-pointer API ---- */
+
+template <class F, class HJ>
+static int msm_host(struct gpu_ctx *ctx, HJ *out, const void *bases, const fr_t *scalars,
+                    size_t n, struct cuzk_error *err)
+{
+    static_assert(sizeof(HJ) == sizeof(d_jac<F>), "Jacobian layout");
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    void *db, *ds, *dr;
+    size_t nn = n ? n : 1;
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH0, nn * sizeof(d_aff<F>), &db, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH1, nn * sizeof(fr_t), &ds, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &dr, err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    if (n) {
+        CK(cudaMemcpyAsync(db, bases, n * sizeof(d_aff<F>), cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(ds, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    }
+    rc = msm_dev<F>(ctx, (d_jac<F> *)dr, NULL, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
+    if (rc) return rc;
+    CK(cudaMemcpyAsync(out, dr, sizeof(HJ), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    return CUZK_OK;
+}
+
+template <class F, class HJ>
+static int sum_host(struct gpu_ctx *ctx, HJ *out, const void *bases, const uint64_t *bitmap,
+                    size_t n, struct cuzk_error *err)
+{
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    void *db, *dm, *dr;
+    size_t nn = n ? n : 1, words = (n + 63) / 64;
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH0, nn * sizeof(d_aff<F>), &db, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH1, (words ? words : 1) * 8, &dm, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &dr, err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    if (n) {
+        CK(cudaMemcpyAsync(db, bases, n * sizeof(d_aff<F>), cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(dm, bitmap, words * 8, cudaMemcpyHostToDevice, st));
+    }
+    d_xyzz<F> *x = (d_xyzz<F> *)((char *)dr + 2048);
+    rc = sum_bitmap_dev<F>(ctx, x, (const d_aff<F> *)db, (const uint32_t *)dm, n, st, err);
+    if (rc) return rc;
+    k_to_jac<F><<<1, 1, 0, st>>>((d_jac<F> *)dr, x);
+    CK_LAUNCH();
+    CK(cudaMemcpyAsync(out, dr, sizeof(HJ), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_g1_msm(struct gpu_ctx *ctx, g1_jac_t *out, const g1_aff_t *bases,
+                          const fr_t *scalars, size_t n, struct cuzk_error *err)
+{
+    return msm_host<dfp>(ctx, out, bases, scalars, n, err);
+}
+extern "C" int gpu_g2_msm(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases,
+                          const fr_t *scalars, size_t n, struct cuzk_error *err)
+{
+    return msm_host<dfp2>(ctx, out, bases, scalars, n, err);
+}
+extern "C" int gpu_g1_sum_bitmap(struct gpu_ctx *ctx, g1_jac_t *out, const g1_aff_t *bases,
+                                 const uint64_t *bitmap, size_t n, struct cuzk_error *err)
+{
+    return sum_host<dfp>(ctx, out, bases, bitmap, n, err);
+}
+extern "C" int gpu_g2_sum_bitmap(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases,
+                                 const uint64_t *bitmap, size_t n, struct cuzk_error *err)
+{
+    return sum_host<dfp2>(ctx, out, bases, bitmap, n, err);
+}
+
+/* ---- benchmark ---- */
+
+__global__ void k_tile(uint4 *dst, const uint4 *src, size_t words_src, size_t words_dst)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < words_dst) dst[i] = src[i % words_src];
+}
+
+__global__ void k_fill_scalars(dfr *v, uint32_t n, uint32_t seed)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t s = seed ^ (i * 0x9e3779b9u) ^ 0x5bd1e995u;
+    dfr x;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s += 0x6d2b79f5u;
+        x.v[j] = s;
+    }
+    x.v[7] &= 0x3fffffffu;   /* < r, close to full width */
+    v[i] = x;
+}
+
+__global__ void k_fill_bitmap(uint32_t *bm, uint32_t words, uint32_t thresh, uint32_t seed)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= words) return;
+    uint32_t s = seed ^ (i * 0x9e3779b9u), w = 0;
+    for (int b = 0; b < 32; b++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        if (s < thresh) w |= 1u << b;
+    }
+    bm[i] = w;
+}
+
+template <class F>
+static int bench_msm_t(struct gpu_ctx *ctx, size_t n, const void *points, size_t distinct,
+                       double density, int reps, double *ms, struct cuzk_error *err)
+{
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    size_t pbytes = sizeof(d_aff<F>);
+    void *db, *ds, *dsrc, *dr;
+    rc = gpu_scratch(ctx, SL_STREAM_BASES, n * pbytes, &db, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH1, n * sizeof(fr_t), &ds, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BENCH0, distinct * pbytes, &dsrc, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &dr, err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    CK(cudaMemcpy(dsrc, points, distinct * pbytes, cudaMemcpyHostToDevice));
+    size_t wd = n * pbytes / 16;
+    k_tile<<<gpu_div_up(wd, 256), 256, 0, st>>>((uint4 *)db, (const uint4 *)dsrc, distinct * pbytes / 16, wd);
+    CK_LAUNCH();
+    if (density > 0) {
+        uint32_t words = (uint32_t)((n + 31) / 32);
+        double th = density * 4294967296.0;
+        k_fill_bitmap<<<gpu_div_up(words, 256), 256, 0, st>>>((uint32_t *)ds, words, th >= 4294967295.0 ? 0xffffffffu : (uint32_t)th, 99);
+    } else {
+        k_fill_scalars<<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)ds, (uint32_t)n, 4242);
+    }
+    CK_LAUNCH();
+    CK(cudaStreamSynchronize(st));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = -1; r < reps && !rc; r++) {
+        CK(cudaEventRecord(e0, st));
+        if (density > 0)
+            rc = sum_bitmap_dev<F>(ctx, (d_xyzz<F> *)dr, (const d_aff<F> *)db, (const uint32_t *)ds, n, st, err);
+        else
+            rc = msm_dev<F>(ctx, (d_jac<F> *)dr, NULL, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
+        CK(cudaEventRecord(e1, st));
+        float f = 0;
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&f, e0, e1));
+        if (r >= 0) ms[r] = f;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return rc;
+}
+
+extern "C" int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points,
+                             size_t distinct, double bitmap_density, int reps, double *ms,
+                             struct cuzk_error *err)
+{
+    if (g == 1) return bench_msm_t<dfp>(ctx, n, points, distinct, bitmap_density, reps, ms, err);
+    if (g == 2) return bench_msm_t<dfp2>(ctx, n, points, distinct, bitmap_density, reps, ms, err);
+    return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_bench_msm: group %d (expected 1 or 2)", g);
+}

@@ -1,0 +1,468 @@
+/* ntt.cu: Fr NTT on the GPU (radix-2 passes of up to 10 stages in shared memory, twiddles
+ * from a resident table, coset shift and 1/N folded into the first/last pass) and the h
+ * pipeline (3 iNTT + 3 coset NTT on three streams, (a b - c) / Z, inverse coset NTT). */
+#include <string.h>
+
+#include "gpu_internal.cuh"
+
+/* Pre/post multiplier of a pass: none, a constant, or lo[x & mask] * hi[x >> 14] (a power of
+ * the coset generator, optionally times 1/N) with x the natural or bit-reversed position. */
+enum { MUL_NONE = 0, MUL_CONST = 1, MUL_POW_NAT = 2, MUL_POW_REV = 3 };
+
+struct pass_mul {
+    int mode;
+    dfr c;
+    const dfr *lo, *hi;
+};
+
+__device__ __forceinline__ dfr apply_mul(const pass_mul &pm, dfr x, uint32_t pos, unsigned lg)
+{
+    if (pm.mode == MUL_NONE) return x;
+    if (pm.mode == MUL_CONST) return x * pm.c;
+    uint32_t e = pm.mode == MUL_POW_NAT ? pos : (lg ? (__brev(pos) >> (32 - lg)) : 0);
+    return x * (pm.lo[e & (COSET_TAB - 1)] * pm.hi[e >> 14]);
+}
+
+/* tw[e] = omega^e (e < N/2 of the table's domain); the inverse uses omega^-e = -omega^(N/2-e). */
+__device__ __forceinline__ dfr twiddle(const dfr *tw, uint32_t e, unsigned tw_shift,
+                                       unsigned lg, bool inverse)
+{
+    if (!inverse) return tw[(size_t)e << tw_shift];
+    if (e == 0) return f_one<fr_params>();
+    uint32_t half = 1u << (lg - 1);
+    return f_neg(tw[(size_t)(half - e) << tw_shift]);
+}
+
+/* One pass of k radix-2 stages (s0 .. s0+k-1) on tiles of 2^k elements, 2^(k-1) threads.
+ * DIF (Gentleman-Sande): natural in, bit-reversed out, stage s has half = N >> (s+1).
+ * DIT (Cooley-Tukey): bit-reversed in, natural out, stage s has half = 2^s. */
+template <bool DIT>
+__global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+                           unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
+{
+    extern __shared__ dfr sh[];
+    const uint32_t t = threadIdx.x;
+    const uint32_t T = blockIdx.x;
+    uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
+    uint32_t stride = 1u << stride_lg;
+    uint32_t l = T & (stride - 1);
+    uint32_t hi = T >> stride_lg;
+    uint32_t base = DIT ? (hi << (s0 + k)) + l : (hi << (lg - s0)) + l;
+    uint32_t halfk = 1u << (k - 1);
+
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        uint32_t m = t + r * halfk;
+        uint32_t pos = base + m * stride;
+        sh[m] = apply_mul(pre, data[pos], pos, lg);
+    }
+    __syncthreads();
+    for (unsigned tt = 0; tt < k; tt++) {
+        unsigned s = s0 + tt;
+        uint32_t hm_lg = DIT ? tt : k - tt - 1;
+        uint32_t hm = 1u << hm_lg;
+        uint32_t jl = t & (hm - 1);
+        uint32_t m1 = ((t >> hm_lg) << (hm_lg + 1)) + jl;
+        uint32_t m2 = m1 + hm;
+        uint32_t j = jl * stride + l;
+        uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
+        dfr w = twiddle(tw, e, tw_shift, lg, inverse);
+        dfr u = sh[m1], v = sh[m2];
+        if (DIT) {
+            v = v * w;
+            sh[m1] = u + v;
+            sh[m2] = u - v;
+        } else {
+            sh[m1] = u + v;
+            sh[m2] = (u - v) * w;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        uint32_t m = t + r * halfk;
+        uint32_t pos = base + m * stride;
+        data[pos] = apply_mul(post, sh[m], pos, lg);
+    }
+}
+
+__global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t r = __brev(i) >> (32 - lg);
+    if (i < r) {
+        dfr a = v[i], b = v[r];
+        v[i] = b;
+        v[r] = a;
+    }
+}
+
+__global__ void k_table_mul(dfr *out, const dfr *lo, const dfr *hi, unsigned lo_bits, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = lo[i & ((1u << lo_bits) - 1)] * hi[i >> lo_bits];
+}
+
+__global__ void k_scale_table(dfr *out, const dfr *in, dfr c, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * c;
+}
+
+/* a[i] = (a[i] b[i] - c[i]) z_inv */
+__global__ void k_abc(dfr *a, const dfr *b, const dfr *c, dfr zinv, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = (a[i] * b[i] - c[i]) * zinv;
+}
+
+/* ---- host side ---- */
+
+static void host_pow_table(fr_t *out, const fr_t *base, size_t n)
+{
+    out[0] = FR_ONE;
+    for (size_t i = 1; i < n; i++) fr_mul(&out[i], &out[i - 1], base);
+}
+
+static void omega_for(fr_t *w, unsigned lg)
+{
+    *w = FR_ROOT_OF_UNITY_2_32;
+    for (unsigned i = lg; i < 32; i++) fr_sqr(w, w);
+}
+
+static int upload_tmp(void **d, const void *h, size_t bytes, struct cuzk_error *err)
+{
+    CK(cudaMalloc(d, bytes));
+    CK(cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice));
+    return CUZK_OK;
+}
+
+/* Twiddle table for the largest domain seen so far (smaller domains read it strided), the
+ * coset power tables, and their 1/N-scaled variants for domain lg. */
+int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
+{
+    if (lg > 28) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu ntt: lg %u > 28", lg);
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    unsigned want = lg < 12 ? 12 : lg;
+    if (ctx->tw_lg < want) {
+        if (ctx->tw) CK(cudaFree(ctx->tw));
+        ctx->tw = NULL;
+        ctx->tw_lg = 0;
+        size_t half = (size_t)1 << (want - 1);
+        rc = gpu_malloc(ctx, (void **)&ctx->tw, half * sizeof(fr_t), "ntt twiddles", err);
+        if (rc) return rc;
+        fr_t w, wstep;
+        omega_for(&w, want);
+        const unsigned lo_bits = 10;
+        size_t nlo = (size_t)1 << lo_bits, nhi = half >> lo_bits;
+        fr_t *lo = (fr_t *)malloc(nlo * sizeof(fr_t)), *hi = (fr_t *)malloc(nhi * sizeof(fr_t));
+        if (!lo || !hi) {
+            free(lo);
+            free(hi);
+            return cuzk_fail(err, CUZK_E_NOMEM, "gpu ntt: host table allocation failed");
+        }
+        host_pow_table(lo, &w, nlo);
+        fr_mul(&wstep, &lo[nlo - 1], &w);   /* w^(2^lo_bits) */
+        host_pow_table(hi, &wstep, nhi);
+        void *dlo = NULL, *dhi = NULL;
+        rc = upload_tmp(&dlo, lo, nlo * sizeof(fr_t), err);
+        if (!rc) rc = upload_tmp(&dhi, hi, nhi * sizeof(fr_t), err);
+        free(lo);
+        free(hi);
+        if (!rc) {
+            k_table_mul<<<gpu_div_up(half, 256), 256>>>(ctx->tw, (const dfr *)dlo, (const dfr *)dhi, lo_bits, (uint32_t)half);
+            cudaError_t e = cudaGetLastError();
+            if (e == cudaSuccess) e = cudaDeviceSynchronize();
+            if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "k_table_mul", __FILE__, __LINE__);
+        }
+        if (dlo) cudaFree(dlo);
+        if (dhi) cudaFree(dhi);
+        if (rc) return rc;
+        ctx->tw_lg = want;
+    }
+    if (!ctx->coset) {
+        rc = gpu_malloc(ctx, (void **)&ctx->coset, 6 * COSET_TAB * sizeof(fr_t), "ntt coset tables", err);
+        if (rc) return rc;
+        fr_t *t = (fr_t *)malloc(4 * COSET_TAB * sizeof(fr_t));
+        if (!t) return cuzk_fail(err, CUZK_E_NOMEM, "gpu ntt: host table allocation failed");
+        fr_t g = FR_GENERATOR, gi, step;
+        fr_inv(&gi, &g);
+        host_pow_table(t, &g, COSET_TAB);
+        fr_mul(&step, &t[COSET_TAB - 1], &g);
+        host_pow_table(t + COSET_TAB, &step, COSET_TAB);
+        host_pow_table(t + 2 * COSET_TAB, &gi, COSET_TAB);
+        fr_mul(&step, &t[3 * COSET_TAB - 1], &gi);
+        host_pow_table(t + 3 * COSET_TAB, &step, COSET_TAB);
+        cudaError_t e = cudaMemcpy(ctx->coset, t, 4 * COSET_TAB * sizeof(fr_t), cudaMemcpyHostToDevice);
+        free(t);
+        if (e != cudaSuccess) return gpu_fail_cuda(err, e, "cudaMemcpy(coset)", __FILE__, __LINE__);
+        ctx->coset_lg = 99;
+    }
+    if (ctx->coset_lg != lg) {
+        fr_t ninv, nfr;
+        fr_from_u64(&nfr, (uint64_t)1 << lg);
+        fr_inv(&ninv, &nfr);
+        dfr c;
+        memcpy(&c, &ninv, sizeof c);
+        k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 4 * COSET_TAB, ctx->coset + COSET_TAB, c, COSET_TAB);
+        CK_LAUNCH();
+        k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 5 * COSET_TAB, ctx->coset + 3 * COSET_TAB, c, COSET_TAB);
+        CK_LAUNCH();
+        CK(cudaDeviceSynchronize());
+        ctx->coset_lg = lg;
+    }
+    return CUZK_OK;
+}
+
+static unsigned split_passes(unsigned lg, unsigned ks[4])
+{
+    unsigned np = (lg + 9) / 10;
+    if (np == 0) np = 1;
+    for (unsigned i = 0; i < np; i++) ks[i] = lg / np + (i < lg % np ? 1 : 0);
+    return np;
+}
+
+/* Run all stages of one transform. pre applies on the first pass's loads, post on the last
+ * pass's stores. */
+static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool inverse,
+                      const pass_mul &pre, const pass_mul &post, cudaStream_t st,
+                      struct cuzk_error *err)
+{
+    unsigned ks[4];
+    unsigned np = split_passes(lg, ks);
+    unsigned s0 = 0;
+    pass_mul none = {MUL_NONE, {}, NULL, NULL};
+    for (unsigned p = 0; p < np; p++) {
+        unsigned k = ks[p];
+        uint32_t tiles = (uint32_t)(((size_t)1 << lg) >> k);
+        uint32_t threads = 1u << (k - 1);
+        size_t smem = ((size_t)1 << k) * sizeof(dfr);
+        const pass_mul &a = p == 0 ? pre : none;
+        const pass_mul &b = p == np - 1 ? post : none;
+        if (dit)
+            k_ntt_pass<true><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+        else
+            k_ntt_pass<false><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+        CK_LAUNCH();
+        s0 += k;
+    }
+    return CUZK_OK;
+}
+
+static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
+{
+    uint32_t n = 1u << lg;
+    k_bitrev<<<gpu_div_up(n, 256), 256, 0, st>>>(v, lg, n);
+    CK_LAUNCH();
+    return CUZK_OK;
+}
+
+static pass_mul coset_mul(const struct gpu_ctx *ctx, bool inverse_gen, bool scaled, int mode)
+{
+    pass_mul m = {mode, {}, ctx->coset + (inverse_gen ? 2 : 0) * COSET_TAB,
+                  ctx->coset + (scaled ? (inverse_gen ? 5 : 4) : (inverse_gen ? 3 : 1)) * COSET_TAB};
+    return m;
+}
+
+int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
+                cudaStream_t st, struct cuzk_error *err)
+{
+    if (lg == 0) return CUZK_OK;   /* a 1-point transform (and its coset) is the identity */
+    int rc = gpu_ntt_prepare(ctx, lg, err);
+    if (rc) return rc;
+    pass_mul none = {MUL_NONE, {}, NULL, NULL};
+    pass_mul pre = none, post = none;
+    if (!inverse && coset) pre = coset_mul(ctx, false, false, MUL_POW_NAT);
+    if (inverse && coset) post = coset_mul(ctx, true, true, MUL_POW_REV);
+    if (inverse && !coset) {
+        fr_t ninv, nfr;
+        fr_from_u64(&nfr, (uint64_t)1 << lg);
+        fr_inv(&ninv, &nfr);
+        post.mode = MUL_CONST;
+        memcpy(&post.c, &ninv, sizeof ninv);
+    }
+    rc = run_passes(ctx, v, lg, false, inverse, pre, post, st, err);
+    if (!rc) rc = bitrev(v, lg, st, err);
+    return rc;
+}
+
+int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
+                      struct cuzk_error *err)
+{
+    int rc = gpu_ntt_prepare(ctx, lg, err);
+    if (rc) return rc;
+    size_t n = (size_t)1 << lg;
+    pass_mul none = {MUL_NONE, {}, NULL, NULL};
+    /* iNTT (DIF, bit-reversed out) with 1/N and the coset shift g^i folded into its last pass,
+     * then the forward DIT NTT back to natural order: values on the coset g * omega^j. */
+    pass_mul shift = coset_mul(ctx, false, true, MUL_POW_REV);
+    dfr *v[3] = {a, b, c};
+    /* the caller queued its producers of a, b, c on stream 0 */
+    CK(cudaEventRecord(ctx->ev[3], ctx->st[0]));
+    CK(cudaStreamWaitEvent(ctx->st[1], ctx->ev[3], 0));
+    CK(cudaStreamWaitEvent(ctx->st[2], ctx->ev[3], 0));
+    for (int i = 0; i < 3; i++) {
+        cudaStream_t st = ctx->st[i];
+        if (lg == 0) {
+            /* N = 1: iNTT, coset shift by g^0 and NTT are all the identity */
+            continue;
+        }
+        rc = run_passes(ctx, v[i], lg, false, true, none, shift, st, err);
+        if (!rc) rc = run_passes(ctx, v[i], lg, true, false, none, none, st, err);
+        if (rc) return rc;
+        CK(cudaEventRecord(ctx->ev[i], st));
+    }
+    if (lg) {
+        CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[1], 0));
+        CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[2], 0));
+    }
+    /* z_inv = 1 / (g^N - 1) */
+    fr_t gn = FR_GENERATOR, zi;
+    for (unsigned i = 0; i < lg; i++) fr_sqr(&gn, &gn);
+    fr_sub(&gn, &gn, &FR_ONE);
+    fr_inv(&zi, &gn);
+    dfr zinv;
+    memcpy(&zinv, &zi, sizeof zinv);
+    k_abc<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, c, zinv, (uint32_t)n);
+    CK_LAUNCH();
+    if (lg) {
+        pass_mul unshift = coset_mul(ctx, true, true, MUL_POW_REV);
+        rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
+        if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
+        if (rc) return rc;
+    }
+    CK(cudaStreamSynchronize(ctx->st[0]));
+    return CUZK_OK;
+}
+
+/* ---- host-pointer API ---- */
+
+extern "C" int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,
+                       struct cuzk_error *err)
+{
+    if (lg > 28) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_ntt: lg %u > 28", lg);
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    size_t n = (size_t)1 << lg;
+    void *d = NULL;
+    rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    CK(cudaMemcpyAsync(d, v, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    rc = gpu_ntt_dev(ctx, (dfr *)d, lg, inverse, coset, st, err);
+    if (rc) return rc;
+    CK(cudaMemcpyAsync(v, d, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, unsigned lg,
+                             struct cuzk_error *err)
+{
+    if (lg > 28) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_compute_h: lg %u > 28", lg);
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    size_t n = (size_t)1 << lg, bytes = n * sizeof(fr_t);
+    void *d[3];
+    fr_t *h[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), bytes, &d[i], err);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < 3; i++) CK(cudaMemcpyAsync(d[i], h[i], bytes, cudaMemcpyHostToDevice, ctx->st[0]));
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
+    if (rc) return rc;
+    CK(cudaMemcpy(a, d[0], bytes, cudaMemcpyDeviceToHost));
+    return CUZK_OK;
+}
+
+/* ---- benchmarks ---- */
+
+__global__ void k_fill_fr(dfr *v, uint32_t n, uint32_t seed)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    dfr x;
+    uint32_t s = seed ^ (i * 0x9e3779b9u);
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        x.v[j] = s;
+    }
+    x.v[7] &= 0x0fffffffu;   /* < r */
+    v[i] = x;
+}
+
+static int time_ms(cudaEvent_t e0, cudaEvent_t e1, double *ms, struct cuzk_error *err)
+{
+    float f = 0;
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&f, e0, e1));
+    *ms = f;
+    return CUZK_OK;
+}
+
+extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
+                             struct cuzk_error *err)
+{
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    size_t n = (size_t)1 << lg;
+    void *d = NULL;
+    rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    k_fill_fr<<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)d, (uint32_t)n, 12345);
+    CK_LAUNCH();
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = -1; r < reps && !rc; r++) {
+        CK(cudaEventRecord(e0, st));
+        rc = gpu_ntt_dev(ctx, (dfr *)d, lg, false, false, st, err);
+        CK(cudaEventRecord(e1, st));
+        double t = 0;
+        if (!rc) rc = time_ms(e0, e1, &t, err);
+        if (r >= 0) ms[r] = t;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return rc;
+}
+
+extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
+                           struct cuzk_error *err)
+{
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    size_t n = (size_t)1 << lg;
+    void *d[3];
+    for (int i = 0; i < 3; i++) {
+        rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), n * sizeof(fr_t), &d[i], err);
+        if (rc) return rc;
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = -1; r < reps && !rc; r++) {
+        for (int i = 0; i < 3; i++)
+            k_fill_fr<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>((dfr *)d[i], (uint32_t)n, 77 + i);
+        CK(cudaStreamSynchronize(ctx->st[0]));
+        CK(cudaEventRecord(e0, ctx->st[0]));
+        CK(cudaStreamWaitEvent(ctx->st[1], e0, 0));
+        CK(cudaStreamWaitEvent(ctx->st[2], e0, 0));
+        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
+        CK(cudaEventRecord(e1, ctx->st[0]));
+        double t = 0;
+        if (!rc) rc = time_ms(e0, e1, &t, err);
+        if (r >= 0) ms[r] = t;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* prover.cu: the Groth16 GPU backend (g16_backend_fn): SpMV a/b/c, the h pipeline, the H MSM
+ * and the 0/1-split L, A, B_G1, B_G2 MSMs (bitmap sum of the ones + Pippenger on the rest),
+ * with the proving key resident in VRAM (or uploaded per proof when it does not fit). */
+#include <cub/cub.cuh>
+#include <string.h>
+
+#include "gpu_internal.cuh"
+
+/* Ones bitmap (bit i: scalar i == 1) and tail flags (scalar not 0 and not 1); scalar i is
+ * w[sel[i]] (sel non-NULL) or w[off + i]. One warp writes one bitmap word. */
+__global__ void k_split(uint32_t *ones, uint32_t *flags, const dfr *w, const uint32_t *sel,
+                        uint32_t off, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    bool one = false, tail = false;
+    if (i < n) {
+        dfr s = w[sel ? sel[i] : off + i];
+        one = f_is_one(s);
+        tail = !one && !f_is_zero(s);
+        flags[i] = tail;
+    }
+    uint32_t b = __ballot_sync(0xffffffffu, one);
+    if ((threadIdx.x & 31) == 0 && i < n) ones[i >> 5] = b;
+}
+
+__global__ void k_gather_tail(uint32_t *tail_idx, dfr *tail_sc, uint32_t *num, const uint32_t *flags,
+                              const uint32_t *pos, const dfr *w, const uint32_t *sel, uint32_t off,
+                              uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (flags[i]) {
+        uint32_t p = pos[i];
+        tail_idx[p] = i;
+        tail_sc[p] = w[sel ? sel[i] : off + i];
+    }
+    if (i == n - 1) *num = pos[i] + flags[i];
+}
+
+/* The split MSM: out = sum over the ones (bitmap sum) + Pippenger over the tail. */
+template <class F>
+static int split_msm(struct gpu_ctx *ctx, d_jac<F> *out, const d_aff<F> *bases, const dfr *w,
+                     const uint32_t *sel, uint32_t off, size_t n, cudaStream_t st,
+                     struct cuzk_error *err)
+{
+    void *ones, *flags, *pos, *tidx, *tsc, *extra, *num, *cub;
+    size_t nn = n ? n : 1, words = (n + 31) / 32;
+    int rc = gpu_scratch(ctx, SL_ONES, (words ? words : 1) * 4, &ones, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_FLAGS, nn * 4, &flags, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_POS, nn * 4, &pos, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_IDX, nn * 4, &tidx, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_SC, nn * sizeof(fr_t), &tsc, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_EXTRA, 4096, &extra, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_NUM, 4096, &num, err);
+    if (rc) return rc;
+    uint32_t tail = 0;
+    if (n) {
+        k_split<<<gpu_div_up(words * 32, 256), 256, 0, st>>>((uint32_t *)ones, (uint32_t *)flags, w, sel, off, (uint32_t)n);
+        CK_LAUNCH();
+        size_t bytes = 0;
+        CK(cub::DeviceScan::ExclusiveSum(NULL, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
+        rc = gpu_scratch(ctx, SL_CUB, bytes, &cub, err);
+        if (rc) return rc;
+        bytes = ctx->slot_size[SL_CUB];
+        CK(cub::DeviceScan::ExclusiveSum(cub, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
+        k_gather_tail<<<gpu_div_up(n, 256), 256, 0, st>>>((uint32_t *)tidx, (dfr *)tsc, (uint32_t *)num,
+                                                          (uint32_t *)flags, (uint32_t *)pos, w, sel, off, (uint32_t)n);
+        CK_LAUNCH();
+        CK(cudaMemcpyAsync(&tail, num, 4, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+    }
+    d_xyzz<F> *ones_sum = (d_xyzz<F> *)extra;
+    if (sizeof(F) == sizeof(dfp))
+        rc = gpu_g1_sum_bitmap_dev(ctx, (g1x_d *)ones_sum, (const g1a_d *)bases, (const uint32_t *)ones, n, st, err);
+    else
+        rc = gpu_g2_sum_bitmap_dev(ctx, (g2x_d *)ones_sum, (const g2a_d *)bases, (const uint32_t *)ones, n, st, err);
+    if (rc) return rc;
+    if (sizeof(F) == sizeof(dfp))
+        return gpu_g1_msm_dev(ctx, (d_jac<dfp> *)out, (const g1a_d *)bases, (const dfr *)tsc,
+                              (const uint32_t *)tidx, tail, (const g1x_d *)ones_sum, st, err);
+    return gpu_g2_msm_dev(ctx, (d_jac<dfp2> *)out, (const g2a_d *)bases, (const dfr *)tsc,
+                          (const uint32_t *)tidx, tail, (const g2x_d *)ones_sum, st, err);
+}
+
+/* Device bases of one key vector: resident, or uploaded now into the streaming slot. */
+static int bases_of(struct gpu_ctx *ctx, const void **d, const void *resident, const void *host,
+                    size_t bytes, cudaStream_t st, struct cuzk_error *err)
+{
+    if (resident) {
+        *d = resident;
+        return CUZK_OK;
+    }
+    void *p = NULL;
+    int rc = gpu_scratch(ctx, SL_STREAM_BASES, bytes ? bytes : 16, &p, err);
+    if (rc) return rc;
+    if (bytes) CK(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, st));
+    *d = p;
+    return CUZK_OK;
+}
+
+static unsigned ceil_log2(uint64_t n)
+{
+    unsigned lg = 0;
+    while (((uint64_t)1 << lg) < n) lg++;
+    return lg;
+}
+
+static uint64_t lap(cudaStream_t st, uint64_t *t0)
+{
+    cudaStreamSynchronize(st);
+    uint64_t now = cuzk_now_ns(), d = now - *t0;
+    *t0 = now;
+    return d;
+}
+
+extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
+                               const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
+                               struct g16_timings *t, struct cuzk_error *err)
+{
+    struct gpu_ctx *ctx = (struct gpu_ctx *)vctx;
+    if (!ctx) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_backend: ctx is NULL (pass a struct gpu_ctx *)");
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    unsigned lg = ceil_log2(pk->n_h);
+    uint64_t N = (uint64_t)1 << lg;
+    if (lg > 28 || s->n_constraints > N || pk->n_h > N)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_backend: %llu constraints do not fit the key's domain 2^%u",
+                         (unsigned long long)s->n_constraints, lg);
+    if (pk->n_l != s->n_aux || pk->n_a != s->n_inputs + s->a_aux_count ||
+        pk->n_b != s->b_inp_count + s->b_aux_count)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "gpu_g16_backend: key does not match shape (l %llu vs aux %u, a %llu vs %llu, b %llu vs %llu)",
+                         (unsigned long long)pk->n_l, s->n_aux, (unsigned long long)pk->n_a,
+                         (unsigned long long)(s->n_inputs + s->a_aux_count), (unsigned long long)pk->n_b,
+                         (unsigned long long)(s->b_inp_count + s->b_aux_count));
+    rc = gpu_ctx_load_shape(ctx, s, err);
+    if (rc) return rc;
+    rc = gpu_ctx_load_pk(ctx, pk, err);
+    bool resident = rc == CUZK_OK;
+    if (rc == CUZK_E_GPU_NOMEM) rc = CUZK_OK;   /* stream the key instead */
+    if (rc) return rc;
+    if (err) cuzk_error_clear(err);
+
+    cudaStream_t st = ctx->st[0];
+    uint64_t t0 = cuzk_now_ns();
+    size_t nv = (size_t)s->n_inputs + s->n_aux;
+    void *dw, *d[3], *res;
+    rc = gpu_scratch(ctx, SL_W, nv * sizeof(fr_t), &dw, err);
+    for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
+    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &res, err);
+    if (rc) return rc;
+    CK(cudaMemcpyAsync(dw, w->inputs, s->n_inputs * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    if (s->n_aux) CK(cudaMemcpyAsync((fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    for (int i = 0; i < 3; i++) {
+        if (N > s->n_constraints)
+            CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));
+        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        if (rc) return rc;
+    }
+    uint64_t dt = lap(st, &t0);
+    if (t) t->abc_ns += dt;
+
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->ntt_ns += dt;
+
+    d_jac<dfp> *r1 = (d_jac<dfp> *)res;   /* h, l, a, b_g1 */
+    d_jac<dfp2> *r2 = (d_jac<dfp2> *)((char *)res + 4 * sizeof(d_jac<dfp>));
+    const void *b;
+    rc = bases_of(ctx, &b, resident ? ctx->d_h : NULL, pk->h, pk->n_h * sizeof(g1_aff_t), st, err);
+    if (!rc) rc = gpu_g1_msm_dev(ctx, &r1[0], (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->msm_h_ns += dt;
+
+    rc = bases_of(ctx, &b, resident ? ctx->d_l : NULL, pk->l, pk->n_l * sizeof(g1_aff_t), st, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &r1[1], (const g1a_d *)b, (const dfr *)dw, NULL, s->n_inputs, pk->n_l, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->msm_l_ns += dt;
+
+    rc = bases_of(ctx, &b, resident ? ctx->d_a : NULL, pk->a, pk->n_a * sizeof(g1_aff_t), st, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &r1[2], (const g1a_d *)b, (const dfr *)dw, ctx->d_a_sel, 0, pk->n_a, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->msm_a_ns += dt;
+
+    rc = bases_of(ctx, &b, resident ? ctx->d_bg1 : NULL, pk->b_g1, pk->n_b * sizeof(g1_aff_t), st, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &r1[3], (const g1a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->msm_b_g1_ns += dt;
+
+    rc = bases_of(ctx, &b, resident ? ctx->d_bg2 : NULL, pk->b_g2, pk->n_b * sizeof(g2_aff_t), st, err);
+    if (!rc) rc = split_msm<dfp2>(ctx, r2, (const g2a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->msm_b_g2_ns += dt;
+
+    static_assert(sizeof(g1_jac_t) == sizeof(d_jac<dfp>), "g1 Jacobian layout");
+    static_assert(sizeof(g2_jac_t) == sizeof(d_jac<dfp2>), "g2 Jacobian layout");
+    CK(cudaMemcpyAsync(&out->h, &r1[0], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(&out->l, &r1[1], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(&out->a, &r1[2], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(&out->b_g1, &r1[3], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(&out->b_g2, r2, sizeof(g2_jac_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    return CUZK_OK;
+}

@@ -1,0 +1,173 @@
+/* test_msm.c: GPU G1/G2 MSM and 0/1 bitmap sums, bit-exact (same affine point) against the
+ * CPU library (g1_msm, g2_msm, g1_sum_bitmap, g2_sum_bitmap) on fresh random inputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_helpers.h"
+
+enum scalar_kind { SC_RANDOM, SC_ZERO, SC_ONE, SC_MIXED01, SC_EDGE };
+
+static void make_scalars(fr_t *s, size_t n, enum scalar_kind kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (kind) {
+        case SC_RANDOM: rand_fr(&s[i]); break;
+        case SC_ZERO: s[i] = FR_ZERO; break;
+        case SC_ONE: s[i] = FR_ONE; break;
+        case SC_MIXED01: {
+            uint64_t r = cuzk_rng_u64(test_rng()) % 100;
+            if (r < 2) rand_fr(&s[i]);          /* few significant values */
+            else s[i] = (r & 1) ? FR_ONE : FR_ZERO;
+            break;
+        }
+        case SC_EDGE: {   /* -1, -2, 2, 1, small values: sign handling and top window */
+            uint64_t r = cuzk_rng_u64(test_rng()) % 5;
+            fr_from_u64(&s[i], r + 1);
+            if (r >= 3) fr_neg(&s[i], &s[i]);
+            break;
+        }
+        }
+    }
+}
+
+static void check_g1(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind, bool with_inf)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    g1_aff_t *p = malloc((n ? n : 1) * sizeof *p);
+    fr_t *s = malloc((n ? n : 1) * sizeof *s);
+    rand_g1s(p, n);
+    if (with_inf && n > 2) memset(&p[n / 2], 0, sizeof p[0]);   /* (0,0) = infinity */
+    make_scalars(s, n, kind);
+    g1_jac_t ref, got;
+    ASSERT_OK(g1_msm(&ref, p, s, n, pool_default(), err), err);
+    ASSERT_OK(gpu_g1_msm(ctx, &got, p, s, n, err), err);
+    g1_aff_t ra, ga;
+    g1_jac_to_aff(&ra, &ref);
+    g1_jac_to_aff(&ga, &got);
+    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 MSM n=%zu kind=%d differs", n, (int)kind);
+    free(p);
+    free(s);
+}
+
+static void check_g2(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    g2_aff_t *p = malloc((n ? n : 1) * sizeof *p);
+    fr_t *s = malloc((n ? n : 1) * sizeof *s);
+    rand_g2s(p, n);
+    make_scalars(s, n, kind);
+    g2_jac_t ref, got;
+    ASSERT_OK(g2_msm(&ref, p, s, n, pool_default(), err), err);
+    ASSERT_OK(gpu_g2_msm(ctx, &got, p, s, n, err), err);
+    g2_aff_t ra, ga;
+    g2_jac_to_aff(&ra, &ref);
+    g2_jac_to_aff(&ga, &got);
+    ASSERT_MSG(g2_aff_eq(&ra, &ga), "G2 MSM n=%zu kind=%d differs", n, (int)kind);
+    free(p);
+    free(s);
+}
+
+TEST(g1_msm_random_sizes)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const size_t ns[] = {1, 2, 3, 31, 33, 127, 255, 257, 1000, 4095, 4097, 65537};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) check_g1(ctx, ns[i], SC_RANDOM, i % 2);
+    gpu_ctx_free(ctx);
+}
+
+TEST(g1_msm_special_scalars)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const size_t ns[] = {1, 77, 4099, 20000};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        check_g1(ctx, ns[i], SC_ZERO, false);
+        check_g1(ctx, ns[i], SC_ONE, false);
+        check_g1(ctx, ns[i], SC_MIXED01, true);
+        check_g1(ctx, ns[i], SC_EDGE, false);
+    }
+    check_g1(ctx, 0, SC_RANDOM, false);
+    gpu_ctx_free(ctx);
+}
+
+TEST(g2_msm_matches_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const size_t ns[] = {1, 2, 7, 100, 1025, 4097};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) check_g2(ctx, ns[i], SC_RANDOM);
+    check_g2(ctx, 300, SC_ONE);
+    check_g2(ctx, 300, SC_MIXED01);
+    check_g2(ctx, 300, SC_EDGE);
+    check_g2(ctx, 50, SC_ZERO);
+    gpu_ctx_free(ctx);
+}
+
+TEST(bitmap_sums_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    const size_t ns[] = {1, 63, 64, 65, 1000, 100003};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        size_t n = ns[k], words = (n + 63) / 64;
+        g1_aff_t *p = malloc(n * sizeof *p);
+        uint64_t *bm = calloc(words, 8);
+        rand_g1s(p, n);
+        for (int dens = 0; dens < 3; dens++) {
+            for (size_t i = 0; i < n; i++) {
+                uint64_t r = cuzk_rng_u64(test_rng()) % 4;
+                bool set = dens == 0 ? r == 0 : dens == 1 ? r < 2 : true;
+                if (set) bm[i / 64] |= 1ull << (i % 64);
+                else bm[i / 64] &= ~(1ull << (i % 64));
+            }
+            g1_jac_t ref, got;
+            g1_sum_bitmap(&ref, p, bm, n, pool_default());
+            ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
+            g1_aff_t ra, ga;
+            g1_jac_to_aff(&ra, &ref);
+            g1_jac_to_aff(&ga, &got);
+            ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 bitmap sum n=%zu density %d differs", n, dens);
+        }
+        free(p);
+        free(bm);
+    }
+    const size_t n2s[] = {1, 333, 5000};
+    for (size_t k = 0; k < sizeof n2s / sizeof n2s[0]; k++) {
+        size_t n = n2s[k], words = (n + 63) / 64;
+        g2_aff_t *p = malloc(n * sizeof *p);
+        uint64_t *bm = calloc(words, 8);
+        rand_g2s(p, n);
+        for (size_t i = 0; i < n; i++)
+            if (cuzk_rng_u64(test_rng()) & 1) bm[i / 64] |= 1ull << (i % 64);
+        g2_jac_t ref, got;
+        g2_sum_bitmap(&ref, p, bm, n, pool_default());
+        ASSERT_OK(gpu_g2_sum_bitmap(ctx, &got, p, bm, n, err), err);
+        g2_aff_t ra, ga;
+        g2_jac_to_aff(&ra, &ref);
+        g2_jac_to_aff(&ga, &got);
+        ASSERT_MSG(g2_aff_eq(&ra, &ga), "G2 bitmap sum n=%zu differs", n);
+        free(p);
+        free(bm);
+    }
+    gpu_ctx_free(ctx);
+}
+
+TEST(memory_check_gives_clear_error)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    ASSERT_CODE(gpu_alloc_probe(ctx, (size_t)1 << 50, err), CUZK_E_GPU_NOMEM, err);
+    ASSERT_STR_CONTAINS(err->msg, "not enough GPU memory: need");
+    ASSERT_STR_CONTAINS(err->msg, "free");
+    /* the context stays usable afterwards */
+    ASSERT_OK(gpu_alloc_probe(ctx, (size_t)1 << 20, err), err);
+    check_g1(ctx, 100, SC_RANDOM, false);
+    gpu_ctx_free(ctx);
+}
+
+TEST(bad_device_index_is_rejected)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    gpu_ctx_free(ctx);
+    struct cuzk_error err_s, *err = &err_s;
+    ASSERT_CODE(gpu_ctx_new(&ctx, 1000, err), CUZK_E_INVALID_ARG, err);
+    ASSERT(ctx == NULL);
+}
