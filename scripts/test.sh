@@ -1,7 +1,15 @@
 #!/bin/sh
-# test.sh: the README's test command: install missing Debian packages, build, run the CPU suite.
+# test.sh: the README's test command: install missing Debian packages, build, compile-check
+# the CUDA backend when nvcc is present (one architecture: nothing can run without a GPU),
+# then run the CPU suite. Its last line is "suite: N passed, N failed, N skipped".
 set -e
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 make -j"$(nproc)" all
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$NVCC" ] && [ "${CUZK_SKIP_GPU_BUILD:-0}" != 1 ]; then
+  echo "== compile check of the CUDA backend (sm_90 only; run it with make test-gpu on a GPU)"
+  make -j"$(nproc)" BUILD=build-gpu NVCC="$NVCC" \
+       GPU_ARCHS="-gencode arch=compute_90,code=sm_90" gpu >/dev/null
+fi
 make -j"$(nproc)" test
