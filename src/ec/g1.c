@@ -50,9 +50,8 @@ bool g1_aff_in_subgroup(const g1_aff_t *p)
 {
     if (g1_aff_is_inf(p)) return true;
     g1_jac_t t, s;
-    g1_jac_from_aff(&t, p);
-    g1_jac_mul_sparse_(&t, &t, EC_U_ABS);
-    g1_jac_mul_sparse_(&t, &t, EC_U_ABS);   /* u^2 P */
+    g1_mul_sparse_(&t, NULL, p, EC_U_ABS);
+    g1_mul_sparse_(&t, &t, NULL, EC_U_ABS); /* u^2 P */
     g1_jac_neg(&t, &t);                  /* -u^2 P */
     s.z = FP_ONE;
     fp_mul(&s.x, &p->x, &G1_BETA);

@@ -67,8 +67,7 @@ bool g2_aff_in_subgroup(const g2_aff_t *p)
 {
     if (g2_aff_is_inf(p)) return true;
     g2_jac_t t, s;
-    g2_jac_from_aff(&t, p);
-    g2_jac_mul_sparse_(&t, &t, EC_U_ABS);
+    g2_mul_sparse_(&t, NULL, p, EC_U_ABS);
     g2_jac_neg(&t, &t);                  /* u P, u < 0 */
     fp2_conj(&s.x, &p->x);
     fp2_mul(&s.x, &s.x, &G2_PSI_CX);

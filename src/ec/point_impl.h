@@ -408,14 +408,17 @@ void PT(jac_mul_u64s)(JAC *out, const JAC *p, const uint64_t *k, size_t n)
 }
 
 /* k P for a sparse 64-bit k (the subgroup checks' |u| = 0xd201000000010000, weight 6):
- * plain left-to-right double-and-add, 63 dbl + 5 add, cheaper there than the window's table. */
-static void PT(jac_mul_sparse_)(JAC *out, const JAC *p, uint64_t k)
+ * plain left-to-right double-and-add, 63 dbl + 5 add, cheaper there than the window's table.
+ * P is given as pa (affine: the additions are mixed, 7M + 4S) or, when pa is NULL, as pj. */
+static void PT(mul_sparse_)(JAC *out, const JAC *pj, const AFF *pa, uint64_t k)
 {
     JAC acc;
     PT(jac_set_inf)(&acc);
     for (int b = 63; b >= 0; b--) {
         if (!PT(jac_is_inf)(&acc)) PT(jac_dbl)(&acc, &acc);
-        if ((k >> b) & 1) PT(jac_add)(&acc, &acc, p);
+        if (!((k >> b) & 1)) continue;
+        if (pa) PT(jac_add_aff)(&acc, &acc, pa);
+        else PT(jac_add)(&acc, &acc, pj);
     }
     *out = acc;
 }
