@@ -19,14 +19,21 @@
 
 /* ------------------------------------------------------------ proof kinds -- */
 
-/* Circuit-kind registry. parse turns a request into partitions and a circuit id; it returns
- * CUZK_E_INVALID_ARG for malformed requests and CUZK_E_UNSUPPORTED for kinds whose circuits
- * are not built in (the job then FAILS with that message). */
+/* Circuit-kind registry. parse turns a request into partitions and a circuit id (and may
+ * keep the parsed request in j->input); it returns CUZK_E_INVALID_ARG for malformed requests
+ * and CUZK_E_UNSUPPORTED for kinds whose circuits are not built in (the job then FAILS with
+ * that message). witness runs in a synthesis worker (lock not held): it fills pt->inputs and
+ * pt->aux for the SRS's shape and, where the kind can recompute them from the request, the
+ * public inputs pt->pub that self-verification checks the proof against. free_input frees
+ * j->input. */
 struct kind_def {
     int kind;
     const char *name, *label;
     int default_priority;
     int (*parse)(struct job *j, const struct engine_request *r, struct cuzk_error *err);
+    int (*witness)(const struct job *j, uint32_t p, struct part *pt, const struct srs_entry *s,
+                   struct cuzk_error *err);
+    void (*free_input)(void *input);
 };
 
 static int parse_synthetic(struct job *j, const struct engine_request *r, struct cuzk_error *err)
@@ -63,21 +70,39 @@ static int parse_synthetic(struct job *j, const struct engine_request *r, struct
     return CUZK_OK;
 }
 
+static int witness_synthetic(const struct job *j, uint32_t p, struct part *pt,
+                             const struct srs_entry *s, struct cuzk_error *err)
+{
+    (void)j;
+    (void)p;
+    pt->inputs = cuzk_malloc((size_t)s->shape.n_inputs * sizeof(fr_t));
+    pt->aux = cuzk_malloc((size_t)(s->shape.n_aux ? s->shape.n_aux : 1) * sizeof(fr_t));
+    if (!pt->inputs || !pt->aux) return cuzk_fail(err, CUZK_E_NOMEM, "witness allocation");
+    return synth_witness(pt->inputs, pt->aux, &s->shape, &s->sp, pt->seed, err);
+}
+
+static int witness_porep(const struct job *j, uint32_t p, struct part *pt,
+                         const struct srs_entry *s, struct cuzk_error *err)
+{
+    return porep_kind_witness(j, p, pt, &s->shape, err);
+}
+
 static int parse_filecoin(struct job *j, const struct engine_request *r, struct cuzk_error *err)
 {
     (void)r;
     return cuzk_fail(err, CUZK_E_UNSUPPORTED,
                      "proof kind %s is not supported yet by this daemon: the Filecoin circuits "
-                     "are not built in (only SYNTHETIC proofs can be proved)",
+                     "are not built in (only POREP_SEAL_COMMIT and SYNTHETIC proofs can be proved)",
                      engine_kind_name(j->kind));
 }
 
 static const struct kind_def kinds[ENGINE_NKINDS] = {
-    {ENGINE_KIND_POREP, "porep-c2", "porep_c2", 2, parse_filecoin},
-    {ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_filecoin},
-    {ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_filecoin},
-    {ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_filecoin},
-    {ENGINE_KIND_SYNTHETIC, "synthetic", "synthetic", 2, parse_synthetic},
+    {ENGINE_KIND_POREP, "porep-c2", "porep_c2", 2, porep_kind_parse, witness_porep,
+     porep_kind_free_input},
+    {ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_filecoin, NULL, NULL},
+    {ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_filecoin, NULL, NULL},
+    {ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_filecoin, NULL, NULL},
+    {ENGINE_KIND_SYNTHETIC, "synthetic", "synthetic", 2, parse_synthetic, witness_synthetic, NULL},
 };
 
 int engine_kind_index(int kind)
@@ -203,6 +228,35 @@ static void job_unhash(struct engine *e, struct job *j)
     j->orphan = true;
 }
 
+static void job_free_input(struct job *j)
+{
+    int ki = engine_kind_index(j->kind);
+    if (j->input && ki >= 0 && kinds[ki].free_input) kinds[ki].free_input(j->input);
+    j->input = NULL;
+}
+
+/* Free the parsed request (e->mu held) once no partition can read it again: the job is over
+ * or every partition is past synthesis, and none is being synthesized right now. Retained
+ * results then cost their proof bytes only, not a C1 of tens of megabytes. */
+static void job_input_release(struct job *j)
+{
+    if (!j->input) return;
+    for (uint32_t p = 0; p < j->n_parts; p++) {
+        int st = j->parts[p].state;
+        if (st == PART_SYNTHESIZING || (st == PART_PENDING && j->state != JOB_DONE)) return;
+    }
+    job_free_input(j);
+}
+
+/* A job that never entered the engine (refused, or a duplicate of an existing id). */
+static void job_discard(struct job *j)
+{
+    job_free_input(j);
+    free(j->parts);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
 static void job_destroy(struct engine *e, struct job *j)
 {
     if (!j->orphan) job_unhash(e, j);
@@ -212,7 +266,9 @@ static void job_destroy(struct engine *e, struct job *j)
     for (uint32_t p = 0; p < j->n_parts; p++) {
         cuzk_free(j->parts[p].inputs);
         cuzk_free(j->parts[p].aux);
+        cuzk_free(j->parts[p].pub);
     }
+    job_free_input(j);
     free(j->parts);
     free(j->proof);
     engine_result_free(&j->result);
@@ -286,6 +342,7 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
     else
         cuzk_log(status == ENGINE_FAILED ? CLOG_WARN : CLOG_INFO, "proof %s: job=%s kind=%s: %s",
               engine_status_name(status), j->id, engine_kind_name(j->kind), r->error);
+    job_input_release(j);
     pthread_cond_broadcast(&j->cv);
     pthread_cond_broadcast(&e->drain_cv);
     retention_gc(e);
@@ -338,19 +395,15 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     cuzk_error_clear(&perr);
     int prc = kinds[ki].parse(j, req, &perr);
     if (prc && prc != CUZK_E_UNSUPPORTED) {
-        cuzk_fail(err, CUZK_E_INVALID_ARG, "%s", perr.msg);
-        free(j->parts);
-        pthread_cond_destroy(&j->cv);
-        free(j);
-        return CUZK_E_INVALID_ARG;
+        job_discard(j);
+        if (prc == CUZK_E_NOMEM) return cuzk_fail(err, prc, "%s", perr.msg);
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s", perr.msg);
     }
 
     pthread_mutex_lock(&e->mu);
     if (e->stopping) {
         pthread_mutex_unlock(&e->mu);
-        free(j->parts);
-        pthread_cond_destroy(&j->cv);
-        free(j);
+        job_discard(j);
         return cuzk_fail(err, CUZK_E_BUSY, "daemon is shutting down; not accepting new proofs");
     }
     struct job *old = job_find(e, j->id);
@@ -361,9 +414,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         pthread_mutex_unlock(&e->mu);
         cuzk_log(CLOG_INFO, "SubmitProof: request_id=%s matches an existing job (%s); attaching",
               j->id, old->state == JOB_DONE ? "completed" : "in progress");
-        free(j->parts);
-        pthread_cond_destroy(&j->cv);
-        free(j);
+        job_discard(j);
         return CUZK_OK;
     }
     if (old) {   /* failed or cancelled before: a retry gets a fresh job */
@@ -527,6 +578,8 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
     if (wait_ns > j->srs_wait_ns && wait_ns > NS_PER_MS) j->srs_wait_ns = wait_ns;
     if (rc) {
         if (j->state != JOB_DONE) part_fail(e, j, p, "SRS load", &perr);
+        else pt->state = PART_DROPPED;
+        job_input_release(j);
         part_leave(e, j);
         pthread_mutex_unlock(&e->mu);
         return;
@@ -556,10 +609,8 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
 
     clog_timeline("SYNTH_START", j->id, "partition=%u,worker=%u", p, w->id);
     uint64_t t0 = cuzk_now_ns();
-    pt->inputs = cuzk_malloc((size_t)s->shape.n_inputs * sizeof(fr_t));
-    pt->aux = cuzk_malloc((size_t)(s->shape.n_aux ? s->shape.n_aux : 1) * sizeof(fr_t));
-    if (!pt->inputs || !pt->aux) rc = cuzk_fail(&perr, CUZK_E_NOMEM, "witness allocation");
-    else rc = synth_witness(pt->inputs, pt->aux, &s->shape, &s->sp, pt->seed, &perr);
+    int ki = engine_kind_index(j->kind);
+    rc = kinds[ki].witness(j, p, pt, s, &perr);
     pt->synth_ns = cuzk_now_ns() - t0;
     clog_timeline("SYNTH_END", j->id, "partition=%u,synth_ms=%" PRIu64, p, ms(pt->synth_ns));
 
@@ -575,6 +626,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
         goto drop_locked;
     }
     pt->state = PART_SYNTH_DONE;
+    job_input_release(j);
     clog_timeline("GPU_QUEUE", j->id, "partition=%u", p);
     pthread_cond_signal(&e->prove_cv);
     pthread_mutex_unlock(&e->mu);
@@ -585,10 +637,12 @@ drop_locked:
     mem_release(e, pt->mem_witness + pt->mem_prove);
     pt->mem_witness = pt->mem_prove = 0;
     if (pt->state != PART_FAILED) pt->state = PART_DROPPED;
+    job_input_release(j);
     pthread_mutex_unlock(&e->mu);
     cuzk_free(pt->inputs);
     cuzk_free(pt->aux);
-    pt->inputs = pt->aux = NULL;
+    cuzk_free(pt->pub);
+    pt->inputs = pt->aux = pt->pub = NULL;
     srs_release(e, s);
     pt->srs = NULL;
     pthread_mutex_lock(&e->mu);
@@ -638,15 +692,25 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     pthread_mutex_unlock(&e->mu);
 
     const char *stage = "prove";
+    uint8_t bytes[G16_PROOF_BYTES];
     if (!skip && !rc) {
+        /* Verify the very bytes that will be returned (decompressed and subgroup-checked), against
+         * the public inputs the kind recomputed from the request where it has them. */
         stage = "self-verification";
-        rc = g16_verify(s->pvk, &proof, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
+        g16_proof_to_bytes(bytes, &proof);
+        struct g16_proof back;
+        rc = g16_proof_from_bytes(&back, bytes, &perr);
+        if (!rc && pt->pub)
+            rc = g16_verify(s->pvk, &back, pt->pub, pt->n_pub, &perr);
+        else if (!rc)
+            rc = g16_verify(s->pvk, &back, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
         clog_timeline("VERIFY_END", j->id, "partition=%u,verify_ms=%" PRIu64 ",ok=%d", p,
                       ms(cuzk_now_ns() - t1), rc == CUZK_OK);
     }
     cuzk_free(pt->inputs);
     cuzk_free(pt->aux);
-    pt->inputs = pt->aux = NULL;
+    cuzk_free(pt->pub);
+    pt->inputs = pt->aux = pt->pub = NULL;
     srs_release(e, s);
 
     pthread_mutex_lock(&e->mu);
@@ -657,7 +721,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         if (rc) {
             part_fail(e, j, p, stage, &perr);
         } else {
-            g16_proof_to_bytes(j->proof + (size_t)p * G16_PROOF_BYTES, &proof);
+            memcpy(j->proof + (size_t)p * G16_PROOF_BYTES, bytes, G16_PROOF_BYTES);
             pt->state = PART_DONE;
             j->parts_done++;
             if (j->parts_done == j->n_parts) job_finish(e, j, ENGINE_COMPLETED, NULL);

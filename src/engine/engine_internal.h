@@ -19,6 +19,7 @@ struct srs_entry {
     int state;
     bool synthetic;
     struct synth_params sp;         /* synthetic circuits */
+    uint64_t porep_size;            /* PoRep circuits ("porep-2k" ...): sector size, else 0 */
     bool has_shape;
     struct g16_shape shape;
     struct g16_pk pk;
@@ -47,8 +48,10 @@ int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *free
 /* Evict least recently used idle entries until `need` bytes are free (e->mu held). */
 bool srs_evict_lru(struct engine *e, uint64_t need);
 void srs_free_all(struct engine *e);
-/* Validate a circuit id; fills the synthetic params when it is "synthetic-<N>". */
-int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, struct cuzk_error *err);
+/* Validate a circuit id; fills the synthetic params when it is "synthetic-<N>" and the
+ * sector size when it is a PoRep id ("porep-2k" ... "porep-64g"; 0 otherwise). */
+int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, uint64_t *porep_size,
+                 struct cuzk_error *err);
 
 #define SYNTH_PUBLIC_INPUTS 2     /* public inputs of every synthetic circuit (besides ONE) */
 
@@ -60,6 +63,9 @@ struct part {
     uint64_t seed;                  /* synthetic witness instance */
     uint64_t synth_ns, gpu_ns;
     fr_t *inputs, *aux;             /* witness, between synthesis and proving */
+    fr_t *pub;                      /* public inputs recomputed from the request (ONE excluded)
+                                     * that self-verification uses; NULL = the witness's own */
+    size_t n_pub;
     struct srs_entry *srs;          /* reference held while in flight */
     uint64_t mem_prove, mem_witness;   /* reserved bytes, released in two steps */
 };
@@ -74,6 +80,9 @@ struct job {
     unsigned refs;                  /* waiters + partitions in flight */
     char circuit_id[64];
     struct synth_params sp;
+    void *input;                    /* the kind's parsed request (PoRep: struct fil_c1), shared
+                                     * read-only by the synthesis workers; freed once no
+                                     * partition can need it any more (job_input_release) */
     uint32_t n_parts, parts_done, parts_queued, parts_running;
     struct part *parts;
     uint8_t *proof;                 /* n_parts * 192 bytes, filled in partition order */
@@ -81,6 +90,22 @@ struct job {
     struct engine_result result;    /* valid when state == JOB_DONE */
     pthread_cond_t cv;              /* signalled when the job finishes */
 };
+
+/* ---- the PoRep kind (porep_kind.c) ---- */
+struct part;
+/* Parse the C1 wrapper of a POREP_SEAL_COMMIT request into j->input, j->n_parts, j->parts
+ * and j->circuit_id. CUZK_E_INVALID_ARG with the parser's JSON-path message when malformed. */
+int porep_kind_parse(struct job *j, const struct engine_request *r, struct cuzk_error *err);
+/* Witness of partition p (synthesis worker, lock not held) into pt->inputs / pt->aux, and
+ * the public inputs recomputed from the C1's commitments into pt->pub. */
+int porep_kind_witness(const struct job *j, uint32_t p, struct part *pt,
+                       const struct g16_shape *shape, struct cuzk_error *err);
+void porep_kind_free_input(void *input);
+/* srs.c: load a PoRep SRS entry (x->porep_size set): .params by the v28 name in param_cache, the
+ * shape from the .shape file next to it or built (and saved there) once. */
+int srs_load_porep(struct engine *e, struct srs_entry *x, struct cuzk_error *err);
+/* sector size -> circuit id ("porep-2k", ...); NULL for a size without a PoRep circuit. */
+const char *porep_circuit_id(uint64_t sector_size);
 
 /* A queued partition. Heap order: priority (high first), then job seq, then partition. */
 struct qitem { struct job *job; uint32_t part; };

@@ -7,17 +7,21 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cuzk/filecoin.h"
+#include "cuzk/gadgets.h"
 #include "cuzk/log.h"
+#include "cuzk/porep.h"
 #include "cuzk/util.h"
 #include "engine_internal.h"
 
 #define MiB (1024.0 * 1024.0)
 
-/* Filecoin circuit ids and their v28 parameter files (names as published in parameters.json). */
+/* Filecoin circuit ids without a circuit here yet and their v28 parameter files (names as
+ * published in parameters.json); PoRep ids ("porep-2k" ... "porep-64g") are resolved by
+ * fil_porep_param_stem in porep_kind.c. */
 static const struct { const char *id, *file; } fil_params[] = {
-    {"porep-32g", "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820.params"},
-    {"porep-64g", "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2.params"},
     {"wpost-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc.params"},
     {"winning-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e.params"},
     {"snap-32g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18.params"},
@@ -60,8 +64,17 @@ void mem_release(struct engine *e, uint64_t n)
 
 /* ---------------------------------------------------------------- entries -- */
 
-int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, struct cuzk_error *err)
+int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, uint64_t *porep_size,
+                 struct cuzk_error *err)
 {
+    *porep_size = 0;
+    static const uint64_t porep_sizes[] = {2048ull, 8ull << 20, 512ull << 20, 32ull << 30, 64ull << 30};
+    for (size_t i = 0; i < sizeof porep_sizes / sizeof *porep_sizes; i++)
+        if (!strcmp(id, porep_circuit_id(porep_sizes[i]))) {
+            *synthetic = false;
+            *porep_size = porep_sizes[i];
+            return CUZK_OK;
+        }
     if (!strncmp(id, "synthetic-", 10)) {
         char *end;
         errno = 0;
@@ -78,8 +91,8 @@ int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, struc
     for (size_t i = 0; i < N_FIL; i++)
         if (!strcmp(id, fil_params[i].id)) { *synthetic = false; return CUZK_OK; }
     return cuzk_fail(err, CUZK_E_INVALID_ARG,
-                     "unknown circuit id '%s' (expected porep-32g, porep-64g, wpost-32g, "
-                     "winning-32g, snap-32g, snap-64g or synthetic-<N>)", id);
+                     "unknown circuit id '%s' (expected porep-2k, porep-8m, porep-512m, porep-32g, "
+                     "porep-64g, wpost-32g, winning-32g, snap-32g, snap-64g or synthetic-<N>)", id);
 }
 
 static struct srs_entry *find(struct engine *e, const char *id)
@@ -160,6 +173,113 @@ static int pk_matches(const struct g16_pk *pk, const struct g16_shape *s, const 
     return CUZK_OK;
 }
 
+/* Synthesize the blank PoRep circuit in mode (0: counting only, GCS_SHAPE: into a builder). */
+static int porep_blank(struct g16_shape *out, struct gcs *count, const struct porep_config *cfg,
+                       struct cuzk_error *err)
+{
+    if (count) {
+        int rc = gcs_init(count, 0, NULL, err);
+        if (rc) return rc;
+        porep_synthesize(count, cfg, NULL);
+        return gcs_status(count, err);
+    }
+    struct g16_builder *b = g16_builder_new(false, err);
+    if (!b) return err && err->code ? err->code : CUZK_E_NOMEM;
+    struct gcs_sink sink = gcs_sink_builder(b);
+    struct gcs cs;
+    int rc = gcs_init(&cs, GCS_SHAPE, &sink, err);
+    if (!rc) {
+        porep_synthesize(&cs, cfg, NULL);
+        rc = gcs_status(&cs, err);
+        gcs_free(&cs);
+    }
+    if (!rc) rc = g16_builder_finish(b, out, err);
+    g16_builder_free(b);
+    return rc;
+}
+
+int srs_load_porep(struct engine *e, struct srs_entry *x, struct cuzk_error *err)
+{
+    char stem[256], path[CFG_STR_MAX + 300], spath[CFG_STR_MAX + 300], tmp[CFG_STR_MAX + 340];
+    uint64_t fsize = 0, ssize = 0;
+    struct porep_config cfg;
+    int rc = fil_porep_param_stem(stem, sizeof stem, x->porep_size, err);
+    if (!rc) rc = porep_config_for_size(&cfg, x->porep_size, err);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/%s.params", e->cfg.param_cache, stem);
+    snprintf(spath, sizeof spath, "%s/%s.shape", e->cfg.param_cache, stem);
+    if (!file_exists(path, &fsize))
+        return cuzk_fail(err, CUZK_E_NOT_FOUND, "SRS file for %s not found: %s", x->id, path);
+    pthread_mutex_lock(&e->mu);
+    rc = mem_reserve(e, fsize, err);
+    if (!rc) x->bytes = fsize;
+    pthread_mutex_unlock(&e->mu);
+    if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
+
+    /* The circuit's counts (a counting pass: 2 s at 32 GiB) check a .shape found on disk. */
+    struct gcs cnt;
+    rc = porep_blank(NULL, &cnt, &cfg, err);
+    uint64_t want_rows = cnt.n_constraints + cnt.n_inputs;
+    uint32_t want_in = cnt.n_inputs, want_aux = cnt.n_aux;
+    gcs_free(&cnt);
+    if (rc) return rc;
+    uint64_t t0 = cuzk_now_ns();
+    if (file_exists(spath, &ssize)) {
+        rc = g16_shape_load(&x->shape, spath, err);
+        if (!rc) {
+            x->has_shape = true;
+            if (x->shape.n_constraints != want_rows || x->shape.n_inputs != want_in ||
+                x->shape.n_aux != want_aux)
+                return cuzk_fail(err, CUZK_E_FORMAT,
+                                 "%s: shape of %" PRIu64 " constraints, %u inputs, %u aux is not the "
+                                 "PoRep circuit (%" PRIu64 ", %u, %u); delete it to rebuild", spath,
+                                 x->shape.n_constraints, x->shape.n_inputs, x->shape.n_aux,
+                                 want_rows, want_in, want_aux);
+            cuzk_log(CLOG_INFO, "PoRep shape loaded: circuit=%s path=%s elapsed_ms=%" PRIu64, x->id,
+                     spath, (cuzk_now_ns() - t0) / 1000000);
+        }
+    } else {
+        cuzk_log(CLOG_INFO, "building PoRep shape (once; saved next to the parameters): circuit=%s "
+                 "constraints=%" PRIu64, x->id, want_rows);
+        rc = porep_blank(&x->shape, NULL, &cfg, err);
+        if (!rc) {
+            x->has_shape = true;
+            /* Best effort: a read-only param_cache only costs the rebuild next time. The
+             * temporary name keeps a half-written file from ever being read as a shape. */
+            struct cuzk_error serr = {0};
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", spath, (long)getpid());
+            if (g16_shape_save(&x->shape, tmp, &serr) || rename(tmp, spath)) {
+                cuzk_log(CLOG_WARN, "cannot cache the PoRep shape at %s: %s", spath,
+                         serr.code ? serr.msg : strerror(errno));
+                unlink(tmp);
+            }
+            cuzk_log(CLOG_INFO, "PoRep shape built: circuit=%s elapsed_ms=%" PRIu64, x->id,
+                     (cuzk_now_ns() - t0) / 1000000);
+        }
+    }
+    if (rc) return rc;
+    uint64_t sb = shape_bytes(&x->shape);
+    pthread_mutex_lock(&e->mu);
+    rc = mem_reserve(e, sb, err);
+    if (!rc) x->bytes += sb;
+    pthread_mutex_unlock(&e->mu);
+    if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
+
+    cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
+             (double)fsize / MiB);
+    struct g16_params_read_opts o = {G16_VALIDATE_FULL, true, -1};
+    struct g16_params_read_report rep;
+    memset(&rep, 0, sizeof rep);
+    rc = g16_params_read_ex(&x->pk, path, &o, pool_default(), &rep, err);
+    if (!rc)
+        cuzk_log(CLOG_INFO, "SRS read: circuit=%s read_ms=%" PRIu64 " check_ms=%" PRIu64
+                 " validation=%s", x->id, rep.read_ns / 1000000, rep.check_ns / 1000000,
+                 rep.cache_hit ? "cached digest" : "full");
+    if (!rc) rc = pk_matches(&x->pk, &x->shape, path, err);
+    x->tier = "host";
+    return rc;
+}
+
 /* Load entry x (state LOADING, not visible to evictors). Called without the lock. */
 static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *err)
 {
@@ -188,6 +308,8 @@ static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *
             rc = g16_setup(&x->pk, &x->shape, NULL, pool_default(), err);
             x->tier = "host";
         }
+    } else if (x->porep_size) {
+        rc = srs_load_porep(e, x, err);
     } else {
         size_t i = 0;
         while (i < N_FIL && strcmp(fil_params[i].id, x->id)) i++;
@@ -218,7 +340,8 @@ int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64
     bool synthetic = false;
     struct synth_params sp;
     memset(&sp, 0, sizeof sp);
-    int rc = srs_parse_id(id, &synthetic, &sp, err);
+    uint64_t porep_size = 0;
+    int rc = srs_parse_id(id, &synthetic, &sp, &porep_size, err);
     if (rc) return rc;
     pthread_mutex_lock(&e->mu);
     for (;;) {
@@ -249,6 +372,7 @@ int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64
         x->state = SRS_LOADING;
         x->synthetic = synthetic;
         x->sp = sp;
+        x->porep_size = porep_size;
         x->refs = 1;
         x->tier = "loading";
         x->next = e->srs;
@@ -318,7 +442,8 @@ int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *free
 {
     bool synthetic;
     struct synth_params sp;
-    int rc = srs_parse_id(id, &synthetic, &sp, err);
+    uint64_t porep_size;
+    int rc = srs_parse_id(id, &synthetic, &sp, &porep_size, err);
     if (rc) return rc;
     *was_loaded = false;
     *freed = 0;

@@ -26,6 +26,7 @@ TEST(daemon_e2e_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no 
 #include "cuzk/groth16.h"
 #include "cuzk/v1/proving.pb-c.h"
 #include "daemon_harness.h"
+#include "filecoin/porep_fixture.h"
 
 #define N_SMALL 512     /* constraints of the circuits used here (fast on 2 slow cores) */
 
@@ -321,13 +322,16 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     ASSERT_EQ_INT(prove(c, 100, 0, NULL, &r, det), 3);
     ASSERT_STR_CONTAINS(det, "synthetic_constraints");
     ASSERT_EQ_INT(prove(c, 100, 1ull << 40, NULL, &r, det), 3);
-    /* Filecoin kinds: a proving failure, gRPC OK + FAILED with the reason */
-    for (int kind = 1; kind <= 4; kind++) {
+    /* Filecoin kinds without a circuit: a proving failure, gRPC OK + FAILED with the reason */
+    for (int kind = 2; kind <= 4; kind++) {
         ASSERT_EQ_INT(prove(c, kind, 0, NULL, &r, det), 0);
         ASSERT_EQ_INT(r->result->status, 2);
         ASSERT_STR_CONTAINS(r->result->error_message, "not supported yet");
         protobuf_c_message_free_unpacked(&r->base, NULL);
     }
+    /* PoRep without its C1 output: a malformed request (the porep_* tests send real ones) */
+    ASSERT_EQ_INT(prove(c, 1, 0, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "POREP_SEAL_COMMIT needs vanilla_proof");
     /* unknown job, unknown method, unknown circuit id */
     Cuzk__V1__AwaitProofResponse *a = NULL;
     ASSERT_EQ_INT(await_job(c, "nope", 0, &a, det), 5);
@@ -357,7 +361,7 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     free(blob);
     /* the daemon is still fine */
     Cuzk__V1__GetStatusResponse *gs = get_status(c);
-    ASSERT_EQ_U64(gs->total_proofs_failed, 4);
+    ASSERT_EQ_U64(gs->total_proofs_failed, 3);
     ASSERT_EQ_U64(gs->total_proofs_completed, 0);
     protobuf_c_message_free_unpacked(&gs->base, NULL);
     cz_close(c);
@@ -620,7 +624,7 @@ TEST_T(cuzk_bench_client_and_http_status, 180)
     ASSERT_EQ_INT(h_bench(&out, d.addr, "evict -c synthetic-256"), 0);
     ASSERT_STR_CONTAINS(out, "was not loaded");
     free(out);
-    ASSERT_EQ_INT(h_bench(&out, d.addr, "single -t porep"), 1);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "single -t snap"), 1);
     ASSERT_STR_CONTAINS(out, "status:    FAILED");
     ASSERT_STR_CONTAINS(out, "not supported yet");
     free(out);
@@ -758,6 +762,147 @@ TEST_T(priorities_and_memory_budget, 180)
     ASSERT_STR_CONTAINS(r->result->error_message, "the whole budget is 4.0 MiB");
     protobuf_c_message_free_unpacked(&r->base, NULL);
     cz_close(c);
+    stop_and_clean(&d);
+}
+/* ---- PoRep C2 through the daemon (2 KiB, parameters from porep_fixture.h) ---- */
+
+static void write_text(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ASSERT(f && fwrite(text, 1, n, f) == n && fclose(f) == 0);
+}
+
+static int prove_porep(struct cz_client *c, const char *rid, const char *c1, size_t n,
+                       Cuzk__V1__ProveResponse **out, char *det)
+{
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.request_id = (char *)rid;
+    q.proof_kind = CUZK__V1__PROOF_KIND__POREP_SEAL_COMMIT;
+    q.sector_size = 2048;
+    q.sector_number = 42;
+    q.miner_id = 1000;
+    q.vanilla_proof.data = (uint8_t *)c1;
+    q.vanilla_proof.len = n;
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = &q;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
+                     600000, det, 512);
+    *out = (Cuzk__V1__ProveResponse *)m;
+    return st;
+}
+
+/* A Prove with a generated C1 whose proof this test verifies with the fixture's .vk against
+ * public inputs it recomputes itself; a malformed C1 (INVALID_ARGUMENT naming the JSON path);
+ * a well-formed but inconsistent one (FAILED from the synthesis worker); the seeds' command
+ * `cuzk-bench batch -t porep --c1 FILE -c 2 -j 2`. The daemon's param_cache holds only the
+ * .params (and its digest cache): the shape is built once and saved next to it. */
+TEST_T(porep_through_daemon, 900)
+{
+    porep_fixture_skip_if_slow();
+    struct porep_fixture fx;
+    porep_fixture_get(&fx);
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    char path[1200], path2[1200], c1_path[600];
+    snprintf(path, sizeof path, "%s/%s.params", d.dir, fx.stem);
+    ASSERT(symlink(fx.params, path) == 0);
+    snprintf(path, sizeof path, "%s/%s.params.validated", d.dir, fx.stem);
+    snprintf(path2, sizeof path2, "%s.validated", fx.params);
+    ASSERT(symlink(path2, path) == 0);
+
+    const struct fil_seal_proof *p = fil_seal_proof_by_name("StackedDrg2KiBV1_1");
+    struct fil_c1 c;
+    ASSERT_OK(fil_c1_generate(&c, p, 1000, 42, test_seed(), err), err);
+    char *good, *bad, *inner;
+    size_t good_n, bad_n, inner_n;
+    ASSERT_OK(fil_c1_write_wrapper(&good, &good_n, &c, err), err);
+    snprintf(c1_path, sizeof c1_path, "%s/c1.json", d.dir);
+    write_text(c1_path, good, good_n);
+    /* malformed: comm_d with 31 bytes (its first element dropped) */
+    ASSERT_OK(fil_c1_write_phase1(&inner, &inner_n, &c, err), err);
+    char *at = strstr(inner, "\"comm_d\":[");
+    ASSERT(at);
+    at += 10;
+    memmove(at, strchr(at, ',') + 1, strlen(strchr(at, ',') + 1) + 1);
+    size_t b64n;
+    char *b64 = fil_base64_encode((const uint8_t *)inner, strlen(inner), &b64n);
+    bad = malloc(b64n + 100);
+    bad_n = (size_t)sprintf(bad, "{\"SectorNum\":42,\"Phase1Out\":\"%s\",\"SectorSize\":2048}", b64);
+    cuzk_free(b64);
+    cuzk_free(inner);
+
+    start_or_fail(&d,
+        "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
+        "[memory]\ntotal_budget = \"6GiB\"\n[gpus]\ngpu_workers_per_device = 2\n"
+        "[pipeline]\nmax_parallel_synthesis = 2\n[srs]\nparam_cache = \"%DIR%\"\n");
+    struct cz_client *cl = connect_to(d.addr);
+    char det[512];
+    Cuzk__V1__ProveResponse *r = NULL;
+    uint64_t t0 = cuzk_now_ns();
+    ASSERT_EQ_INT(prove_porep(cl, "porep-1000-42", good, good_n, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_EQ_U64(r->result->proof.len, G16_PROOF_BYTES);
+    printf("PoRep 2 KiB through the daemon: %.1f s (srs %llu ms, synth %llu ms, prove %llu ms)\n",
+           (double)(cuzk_now_ns() - t0) / 1e9, (unsigned long long)r->result->srs_load_ms,
+           (unsigned long long)r->result->synthesis_ms, (unsigned long long)r->result->gpu_compute_ms);
+    /* our own check: the fixture's verifying key, public inputs recomputed here */
+    struct g16_vk vk;
+    ASSERT_OK(g16_vk_read(&vk, fx.vk, err), err);
+    struct g16_pvk *pvk = g16_pvk_new(&vk, err);
+    ASSERT_MSG(pvk, "%s", err->msg);
+    struct g16_proof proof;
+    ASSERT_OK(g16_proof_from_bytes(&proof, r->result->proof.data, err), err);
+    size_t ni = fil_porep_num_inputs(p);
+    fr_t *pub = malloc(ni * sizeof *pub);
+    ASSERT_OK(fil_porep_public_inputs(pub, p, c.replica_id, c.comm_d, c.comm_r, c.seed, 0, err), err);
+    ASSERT_OK(g16_verify(pvk, &proof, pub, ni, err), err);
+    fr_add(&pub[2], &pub[2], &FR_ONE);
+    ASSERT_CODE(g16_verify(pvk, &proof, pub, ni, err), CUZK_E_VERIFY_FAILED, err);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    /* the shape was built once and cached next to the parameters */
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s.shape", d.dir, fx.stem);
+    ASSERT_MSG(stat(path, &st) == 0 && st.st_size > 0, "no cached shape at %s", path);
+    char *log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "building PoRep shape");
+    ASSERT_STR_CONTAINS(log, "validation=cached digest");
+    free(log);
+
+    /* malformed C1: a malformed request, the parser's JSON path in the reason */
+    ASSERT_EQ_INT(prove_porep(cl, "porep-bad", bad, bad_n, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "Phase1Out.comm_d: expected 32-byte array, got 31 elements");
+    /* well-formed but inconsistent (another seed: other challenges): a proving failure */
+    c.seed[3] ^= 1;
+    char *other;
+    size_t other_n;
+    ASSERT_OK(fil_c1_write_wrapper(&other, &other_n, &c, err), err);
+    ASSERT_EQ_INT(prove_porep(cl, "porep-other-seed", other, other_n, &r, det), 0);
+    ASSERT_EQ_INT(r->result->status, 2);
+    ASSERT_STR_CONTAINS(r->result->error_message, "partition 0 synthesis failed");
+    ASSERT_STR_CONTAINS(r->result->error_message, "(replica_id, seed) give");
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(cl);
+
+    /* the seeds' command, through the CLI */
+    char args[800], *out = NULL;
+    snprintf(args, sizeof args, "batch -t porep --c1 '%s' -c 2 -j 2", c1_path);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
+    ASSERT_STR_CONTAINS(out, "completed:     2");
+    ASSERT_STR_CONTAINS(out, "failed:        0");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "status"), 0);
+    ASSERT_STR_CONTAINS(out, "porep-2k");
+    free(out);
+    free(pub);
+    free(bad);
+    cuzk_free(good);
+    cuzk_free(other);
+    g16_pvk_free(pvk);
+    g16_vk_free(&vk);
+    fil_c1_free(&c);
     stop_and_clean(&d);
 }
 #endif

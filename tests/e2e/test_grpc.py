@@ -184,9 +184,16 @@ def t_malformed_unknown_oversized(d):
                 grpc.StatusCode.INVALID_ARGUMENT, "unknown proof_kind 57")
     expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=synthetic(0))),
                 grpc.StatusCode.INVALID_ARGUMENT, "synthetic_constraints")
-    for kind in (pb.POREP_SEAL_COMMIT, pb.SNAP_DEALS_UPDATE, pb.WINDOW_POST_PARTITION, pb.WINNING_POST):
+    for kind in (pb.SNAP_DEALS_UPDATE, pb.WINDOW_POST_PARTITION, pb.WINNING_POST):
         r = d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(proof_kind=kind)))
         assert r.result.status == FAILED and "not supported yet" in r.result.error_message, r
+    # PoRep: a malformed C1 output is a malformed request, named by its JSON path
+    expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    proof_kind=pb.POREP_SEAL_COMMIT))),
+                grpc.StatusCode.INVALID_ARGUMENT, "needs vanilla_proof")
+    expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b'{"SectorNum":"x"}'))),
+                grpc.StatusCode.INVALID_ARGUMENT, "SectorNum: expected integer, got string")
     expect_code(lambda: d.call("AwaitProof", pb.AwaitProofRequest(job_id="missing")),
                 grpc.StatusCode.NOT_FOUND)
     expect_code(lambda: d.raw("Frobnicate", b""), grpc.StatusCode.UNIMPLEMENTED)

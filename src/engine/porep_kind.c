@@ -1,0 +1,108 @@
+/* porep_kind.c: the POREP_SEAL_COMMIT kind of the engine's registry: the C1 wrapper parsed
+ * once per job into partitions, per-partition witness in the synthesis workers, and the public
+ * inputs recomputed from the C1's commitments that every partition proof is verified against. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/filecoin.h"
+#include "cuzk/util.h"
+#include "engine_internal.h"
+
+const char *porep_circuit_id(uint64_t sector_size)
+{
+    switch (sector_size) {
+    case 2048ull: return "porep-2k";
+    case 8ull << 20: return "porep-8m";
+    case 512ull << 20: return "porep-512m";
+    case 32ull << 30: return "porep-32g";
+    case 64ull << 30: return "porep-64g";
+    default: return NULL;
+    }
+}
+
+void porep_kind_free_input(void *input)
+{
+    struct fil_c1 *c = input;
+    if (!c) return;
+    fil_c1_free(c);
+    free(c);
+}
+
+static bool all_zero(const uint8_t b[32])
+{
+    uint8_t acc = 0;
+    for (int i = 0; i < 32; i++) acc |= b[i];
+    return acc == 0;
+}
+
+int porep_kind_parse(struct job *j, const struct engine_request *r, struct cuzk_error *err)
+{
+    if (!r->vanilla_proof_len)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG,
+                         "POREP_SEAL_COMMIT needs vanilla_proof: the C1 output in Curio's wrapper "
+                         "{\"SectorNum\",\"Phase1Out\",\"SectorSize\"} (got 0 bytes)");
+    struct fil_c1 *c = calloc(1, sizeof *c);
+    if (!c) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    struct cuzk_error perr = {0};
+    int rc = fil_c1_parse_wrapper(c, r->vanilla_proof, r->vanilla_proof_len, &perr);
+    if (rc) {
+        free(c);
+        /* every parser failure is a malformed request, whatever its code (an unknown
+         * registered proof is CUZK_E_UNSUPPORTED there, not "kind not built in" here) */
+        return cuzk_fail(err, rc == CUZK_E_NOMEM ? CUZK_E_NOMEM : CUZK_E_INVALID_ARG,
+                         "vanilla_proof (C1 output): %s", perr.msg);
+    }
+    /* What upstream rejects besides the shape (cuzk-reference.md 3.1): all-zero values. */
+    const char *zero = all_zero(c->comm_d) ? "comm_d" : all_zero(c->comm_r) ? "comm_r"
+                     : all_zero(c->seed) ? "seed" : NULL;
+    const char *id = porep_circuit_id(c->proof->sector_size);
+    if (zero || !id) {
+        if (zero) cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): Phase1Out.%s: is all "
+                            "zero", zero);
+        else cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): no PoRep circuit for "
+                       "sector size %" PRIu64, c->proof->sector_size);
+        porep_kind_free_input(c);
+        return CUZK_E_INVALID_ARG;
+    }
+    if (c->partitions == 0 || c->partitions > ENGINE_MAX_PARTITIONS) {
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): %u partitions (1..%d)",
+                  c->partitions, ENGINE_MAX_PARTITIONS);
+        porep_kind_free_input(c);
+        return CUZK_E_INVALID_ARG;
+    }
+    j->parts = calloc(c->partitions, sizeof *j->parts);
+    if (!j->parts) {
+        porep_kind_free_input(c);
+        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    }
+    j->n_parts = c->partitions;
+    j->input = c;
+    snprintf(j->circuit_id, sizeof j->circuit_id, "%s", id);
+    return CUZK_OK;
+}
+
+int porep_kind_witness(const struct job *j, uint32_t p, struct part *pt,
+                       const struct g16_shape *shape, struct cuzk_error *err)
+{
+    const struct fil_c1 *c = j->input;
+    uint32_t n_in = 0, n_aux = 0;
+    int rc = fil_porep_witness_values(&pt->inputs, &pt->aux, &n_in, &n_aux, c, p, err);
+    if (rc) return rc;
+    if (n_in != shape->n_inputs || n_aux != shape->n_aux)
+        return cuzk_fail(err, CUZK_E_INTERNAL, "witness has %u inputs and %u aux, the SRS's shape "
+                         "%u and %u", n_in, n_aux, shape->n_inputs, shape->n_aux);
+    /* Verification uses inputs recomputed from (replica_id, comm_d, comm_r, seed) and the
+     * graph, never the witness's own copies: a witness that drifted from the request would
+     * otherwise verify against itself. */
+    size_t n_pub = fil_porep_num_inputs(c->proof);
+    if (n_pub + 1 != shape->n_inputs)
+        return cuzk_fail(err, CUZK_E_INTERNAL, "%s has %zu public inputs, the shape %u",
+                         c->proof->name, n_pub, shape->n_inputs - 1);
+    pt->pub = cuzk_malloc(n_pub * sizeof *pt->pub);
+    if (!pt->pub) return cuzk_fail(err, CUZK_E_NOMEM, "public inputs");
+    pt->n_pub = n_pub;
+    return fil_porep_public_inputs(pt->pub, c->proof, c->replica_id, c->comm_d, c->comm_r, c->seed,
+                                   p, err);
+}
