@@ -1,10 +1,12 @@
 /* bench_porep.c: PoRep C2 from the command line: "gen-vanilla porep" (synthetic C1 wrapper
- * JSON), "porep-witness" (witness-generation timing per partition) and the porep path of
+ * JSON), "porep-witness" (witness-generation wall / CPU time per partition) and the porep path of
  * "prove" (bench_prove_porep: parse C1, witness, prove each partition, verify against the
  * public inputs recomputed from the C1's commitments). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "cuzk/filecoin.h"
@@ -137,22 +139,71 @@ static int porep_witness(fr_t **inputs, fr_t **aux, uint32_t *n_in, uint32_t *n_
     return fil_porep_witness_values(inputs, aux, n_in, n_aux, c, k, err);
 }
 
+/* CPU seconds of the whole process (every thread, user + system). */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* One partition into vectors kept across partitions (as a prover with a pinned buffer pool
+ * would): witness build + porep_witness_values. */
+static int witness_reused(fr_t **in, fr_t **aux, uint32_t *n_in, uint32_t *n_aux, const struct fil_c1 *c,
+                          unsigned k, struct pool *pool, struct cuzk_error *err)
+{
+    struct fil_porep_witness w;
+    int rc = fil_porep_witness_build(&w, c, k, err);
+    if (rc) return rc;
+    struct porep_layout l;
+    rc = porep_layout_get(&l, &w.cfg, err);
+    if (!rc && !*aux) {
+        *in = cuzk_malloc((size_t)l.n_inputs * sizeof **in);
+        *aux = cuzk_malloc((size_t)l.n_aux * sizeof **aux);
+        if (!*in || !*aux) rc = cuzk_fail(err, CUZK_E_NOMEM, "witness buffers");
+        /* huge pages, as fil_porep_witness_values_ex asks for its own vectors */
+        uintptr_t b = ((uintptr_t)*aux + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)*aux + (size_t)l.n_aux * sizeof **aux) & ~(uintptr_t)4095;
+        if (!rc && e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+    }
+    if (!rc) rc = porep_witness_values(*in, *aux, &w.cfg, &w.w, pool, err);
+    *n_in = l.n_inputs;
+    *n_aux = l.n_aux;
+    fil_porep_witness_free(&w);
+    return rc;
+}
+
 BENCH_CMD(porep_witness, "porep-witness",
-          "porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N]: witness time per partition")
+          "porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N] [--threads T] [--reuse] [--seq]: "
+          "witness time per partition (wall and CPU)")
 {
     const char *c1p = NULL, *size_s = NULL;
-    unsigned max_parts = ~0u;
+    unsigned max_parts = ~0u, threads = 0;
+    bool reuse = false, seq = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--reuse")) { reuse = true; continue; }
+        if (!strcmp(o, "--seq")) { seq = true; continue; }
         if (!v) goto usage;
         i++;
         if (!strcmp(o, "--c1")) c1p = v;
         else if (!strcmp(o, "--sector-size")) size_s = v;
         else if (!strcmp(o, "--partitions")) max_parts = (unsigned)strtoul(v, NULL, 0);
+        else if (!strcmp(o, "--threads")) threads = (unsigned)strtoul(v, NULL, 0);
         else goto usage;
     }
     struct fil_c1 c;
     struct cuzk_error err = {0};
+    /* --threads T: a private pool of T threads (1: the calling thread alone, no pool);
+     * default: the library pool (CUZK_THREADS or all CPUs). */
+    struct pool *own = NULL, *pool = pool_default();
+    if (threads == 1) pool = NULL;
+    else if (threads > 1 && !(pool = own = pool_new(threads, &err))) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    unsigned nthr = pool && !seq ? pool_size(pool) : 1;
     if (c1p) {
         if (load_c1(&c, c1p)) return 1;
     } else {
@@ -165,22 +216,65 @@ BENCH_CMD(porep_witness, "porep-witness",
         }
         printf("generate    %10.1f ms  %s\n", ms_since(t0), p->name);
     }
-    int rc = 0;
-    for (unsigned k = 0; k < c.partitions && k < max_parts && !rc; k++) {
-        fr_t *in = NULL, *aux = NULL;
-        uint32_t ni, na;
+    if (!seq) {
+        /* the layout is counted once per process; shown apart from the per-partition times */
+        struct porep_config cfg;
+        struct porep_layout l;
         uint64_t t0 = cuzk_now_ns();
-        rc = porep_witness(&in, &aux, &ni, &na, &c, k, &err);
-        if (!rc) printf("witness[%u] %10.1f ms  inputs %u, aux %u (one thread)\n", k, ms_since(t0), ni, na);
+        if (porep_config_for_size(&cfg, c.sector_size, &err) || porep_layout_get(&l, &cfg, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        printf("layout      %10.1f ms  per challenge %u aux, %u inputs (once per process)\n", ms_since(t0),
+               l.ch_aux, l.ch_inputs);
+    }
+    int rc = 0;
+    fr_t *in = NULL, *aux = NULL;
+    for (unsigned k = 0; k < c.partitions && k < max_parts && !rc; k++) {
+        uint32_t ni = 0, na = 0;
+        uint64_t t0 = cuzk_now_ns();
+        double c0 = cpu_s();
+        if (seq) {
+            /* the sequential reference: one values-mode context, challenges in order */
+            struct fil_porep_witness w;
+            struct gcs cs;
+            rc = fil_porep_witness_build(&w, &c, k, &err);
+            if (!rc && !(rc = gcs_init(&cs, GCS_VALUES, NULL, &err))) {
+                porep_synthesize(&cs, &w.cfg, &w.w);
+                rc = gcs_status(&cs, &err);
+                ni = cs.n_inputs;
+                na = cs.n_aux;
+                gcs_free(&cs);
+            }
+            fil_porep_witness_free(&w);
+        } else if (reuse) {
+            rc = witness_reused(&in, &aux, &ni, &na, &c, k, pool, &err);
+        } else {
+            rc = fil_porep_witness_values_ex(&in, &aux, &ni, &na, &c, k, pool, &err);
+        }
+        double wall = ms_since(t0), cpu = (cpu_s() - c0) * 1e3;
+        if (!rc)
+            printf("witness[%u] %10.1f ms  cpu %.1f ms, inputs %u, aux %u (%s, %u thread%s)\n", k, wall, cpu, ni,
+                   na, seq ? "sequential, growing vectors" : reuse ? "buffers reused" : "fresh buffers", nthr,
+                   nthr > 1 ? "s" : "");
         else fprintf(stderr, "partition %u: %s\n", k, err.msg);
-        cuzk_free(in);
-        cuzk_free(aux);
+        if (!reuse) {
+            cuzk_free(in);
+            cuzk_free(aux);
+            in = aux = NULL;
+        }
         fflush(stdout);
     }
+    cuzk_free(in);
+    cuzk_free(aux);
+    pool_free(own);
     fil_c1_free(&c);
     return rc ? 1 : 0;
 usage:
-    fprintf(stderr, "usage: cuzk-bench porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N]\n");
+    fprintf(stderr, "usage: cuzk-bench porep-witness (--c1 FILE | --sector-size SIZE) [--partitions N] "
+                    "[--threads T] [--reuse] [--seq]\n"
+                    "  T: 1 = calling thread only; default: the library pool (CUZK_THREADS)\n"
+                    "  --reuse: keep the witness vectors across partitions; --seq: the sequential reference\n");
     return 2;
 }
 

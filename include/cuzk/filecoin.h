@@ -195,10 +195,14 @@ int fil_porep_witness_build(struct fil_porep_witness *out, const struct fil_c1 *
                             struct cuzk_error *err);
 void fil_porep_witness_free(struct fil_porep_witness *w);
 
-/* Witness values of partition k: build, then synthesize in GCS_VALUES mode into vectors
- * reserved up front at the partition's exact size (huge pages advised): growing them while
- * synthesizing cost 8x more than the synthesis itself. *inputs (ONE first) and *aux are
- * cuzk_malloc'ed. */
+/* Witness values of partition k: build, then porep_witness_values (challenges in parallel
+ * on pool; NULL: one after another in the calling thread) into vectors allocated at the
+ * partition's exact size (huge pages advised): growing them while synthesizing cost 8x more
+ * than the synthesis itself. *inputs (ONE first) and *aux are cuzk_malloc'ed. */
+int fil_porep_witness_values_ex(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                                const struct fil_c1 *c, unsigned k, struct pool *pool,
+                                struct cuzk_error *err);
+/* The same on pool_default(). */
 int fil_porep_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
                              const struct fil_c1 *c, unsigned k, struct cuzk_error *err);
 

@@ -9,11 +9,13 @@
 #include "cuzk/err.h"
 #include "cuzk/ff.h"
 #include "cuzk/gadgets.h"
+#include "cuzk/util.h"
 
 #define POREP_DRG_PARENTS 6
 #define POREP_EXP_PARENTS 8
 #define POREP_MAX_LAYERS 11
 #define POREP_MAX_LEVELS 32
+#define POREP_MAX_CHALLENGES 32
 
 /* Per sector size: graph and tree geometry and partition layout. */
 struct porep_config {
@@ -56,6 +58,31 @@ struct porep_witness {
 /* Synthesize one partition. w == NULL: the blank circuit (values zero; for shape/counting).
  * Errors are left in cs (gcs_status). */
 void porep_synthesize(struct gcs *cs, const struct porep_config *c, const struct porep_witness *w);
+
+/* Where a partition's variables lie in witness mode. The header (replica_id, comm_d, comm_r,
+ * comm_r_last, comm_c and comm_r's Poseidon check) comes first; then challenge i occupies
+ * aux [head_aux + i * ch_aux, + ch_aux) and inputs [head_inputs + i * ch_inputs, + ch_inputs)
+ * - every challenge is the same sub-circuit, whose size depends only on the config. Totals
+ * count ONE among the inputs; constraints exclude the per-input rows (as gcs counts). */
+struct porep_layout {
+    uint32_t n_aux, n_inputs;
+    uint64_t n_constraints;
+    uint32_t head_aux, head_inputs, ch_aux, ch_inputs;
+    uint64_t head_constraints, ch_constraints;
+    unsigned challenges;
+};
+/* Counted (header + one blank challenge, ~0.1 s at 32 GiB) on first use per sector size and
+ * cached for the process; thread-safe. */
+int porep_layout_get(struct porep_layout *out, const struct porep_config *c, struct cuzk_error *err);
+
+/* Witness values of one partition, challenges synthesized in parallel on pool (NULL: in the
+ * calling thread, one challenge after another), each into its own slice of the caller's
+ * vectors: inputs[layout.n_inputs] (ONE first) and aux[layout.n_aux]. Byte-identical to
+ * porep_synthesize in GCS_VALUES mode. The shape and counting modes need the global order of
+ * a single context (the builder numbers variables as they come) and keep using
+ * porep_synthesize. */
+int porep_witness_values(fr_t *inputs, fr_t *aux, const struct porep_config *c,
+                         const struct porep_witness *w, struct pool *pool, struct cuzk_error *err);
 
 /* Building blocks, exposed for tests (upstream gadget tests pin their counts). */
 /* PoR inclusion with an allocated leaf and private allocated root (enforce_inclusion). */

@@ -2,6 +2,7 @@
  * proof.rs, params.rs, column.rs, hash.rs, create_label.rs) and the storage-proofs-core
  * gadgets it uses (por.rs, insertion.rs, constraint.rs, encode.rs, uint64.rs), in upstream's
  * allocation and constraint order. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,30 +289,210 @@ static void synth_challenge(struct gcs *cs, const struct porep_config *c,
     porep_por(cs, arc, nrc, &ch, comm_c, w ? &w->comm_c_path : NULL, false);
 }
 
-void porep_synthesize(struct gcs *cs, const struct porep_config *c, const struct porep_witness *w)
+/* What every challenge shares: the header's variables (their values matter in values mode;
+ * their handles in shape mode). */
+struct head {
+    gnum comm_d, comm_c, comm_r_last;
+    gbool replica_bits[256];
+};
+
+/* proof.rs before the challenge loop: replica_id, comm_d, comm_r (each inputized),
+ * comm_r_last, comm_c, then comm_r = H(comm_c, comm_r_last). */
+static void synth_head(struct gcs *cs, struct head *h, const struct porep_witness *w)
 {
     struct cuzk_error err;
     gnum replica_id = gnum_alloc(cs, w ? &w->replica_id : &FR_ZERO);
     gnum_inputize(cs, &replica_id);
-    gbool replica_bits[256];
-    to_bits_reversed(cs, replica_bits, &replica_id);
+    to_bits_reversed(cs, h->replica_bits, &replica_id);
 
-    gnum comm_d = gnum_alloc(cs, w ? &w->comm_d : &FR_ZERO);
-    gnum_inputize(cs, &comm_d);
+    h->comm_d = gnum_alloc(cs, w ? &w->comm_d : &FR_ZERO);
+    gnum_inputize(cs, &h->comm_d);
     gnum comm_r = gnum_alloc(cs, w ? &w->comm_r : &FR_ZERO);
     gnum_inputize(cs, &comm_r);
-    gnum comm_r_last = gnum_alloc(cs, w ? &w->comm_r_last : &FR_ZERO);
-    gnum comm_c = gnum_alloc(cs, w ? &w->comm_c : &FR_ZERO);
+    h->comm_r_last = gnum_alloc(cs, w ? &w->comm_r_last : &FR_ZERO);
+    h->comm_c = gnum_alloc(cs, w ? &w->comm_c : &FR_ZERO);
 
     const struct poseidon_consts *p2 = poseidon_consts_get(2, &err);
     if (!p2) {
         gcs_fail(cs, err.code, "%s", err.msg);
         return;
     }
-    gnum pre[2] = {comm_c, comm_r_last};
-    gnum h = g_poseidon(cs, p2, pre);
-    gnum_enforce_equal(cs, &comm_r, &h);              /* comm_r * ONE = H(comm_c, comm_r_last) */
+    gnum pre[2] = {h->comm_c, h->comm_r_last};
+    gnum hc = g_poseidon(cs, p2, pre);
+    gnum_enforce_equal(cs, &comm_r, &hc);             /* comm_r * ONE = H(comm_c, comm_r_last) */
+}
 
+void porep_synthesize(struct gcs *cs, const struct porep_config *c, const struct porep_witness *w)
+{
+    struct head h;
+    synth_head(cs, &h, w);
     for (unsigned i = 0; i < c->challenges && !cs->status; i++)
-        synth_challenge(cs, c, w ? &w->ch[i] : NULL, &comm_d, &comm_c, &comm_r_last, replica_bits);
+        synth_challenge(cs, c, w ? &w->ch[i] : NULL, &h.comm_d, &h.comm_c, &h.comm_r_last,
+                        h.replica_bits);
+}
+
+/* ---------------------------------------------------- parallel witness -- */
+
+/* Layouts are counted once per sector size and kept for the process (a few KB). */
+static struct {
+    pthread_mutex_t lock;
+    bool done[8];
+    struct porep_layout l[8];
+} g_layouts = {PTHREAD_MUTEX_INITIALIZER, {false}, {{0}}};
+
+static int layout_slot(uint64_t sector_size)
+{
+    switch (sector_size) {
+    case 2048ull: return 0;
+    case 8ull << 20: return 1;
+    case 512ull << 20: return 2;
+    case 32ull << 30: return 3;
+    case 64ull << 30: return 4;
+    default: return -1;
+    }
+}
+
+/* Count the header and one blank challenge. Every challenge is the same sub-circuit (its
+ * control flow depends only on the config, never on values or on its index), so challenge
+ * i starts at head + i * per-challenge counts. */
+static int layout_count(struct porep_layout *l, const struct porep_config *c, struct cuzk_error *err)
+{
+    struct gcs cs;
+    int rc = gcs_init(&cs, 0, NULL, err);
+    if (rc) return rc;
+    struct head h;
+    synth_head(&cs, &h, NULL);
+    l->head_aux = cs.n_aux;
+    l->head_inputs = cs.n_inputs;
+    l->head_constraints = cs.n_constraints;
+    if (!cs.status)
+        synth_challenge(&cs, c, NULL, &h.comm_d, &h.comm_c, &h.comm_r_last, h.replica_bits);
+    l->ch_aux = cs.n_aux - l->head_aux;
+    l->ch_inputs = cs.n_inputs - l->head_inputs;
+    l->ch_constraints = cs.n_constraints - l->head_constraints;
+    l->challenges = c->challenges;
+    rc = gcs_status(&cs, err);
+    gcs_free(&cs);
+    if (rc) return rc;
+    uint64_t na = l->head_aux + (uint64_t)l->ch_aux * c->challenges;
+    uint64_t ni = l->head_inputs + (uint64_t)l->ch_inputs * c->challenges;
+    if (na >= 0x7fffffffu || ni >= 0x7fffffffu || c->challenges > POREP_MAX_CHALLENGES)
+        return cuzk_fail(err, CUZK_E_UNSUPPORTED, "porep: layout of %llu aux, %llu inputs, %u challenges",
+                         (unsigned long long)na, (unsigned long long)ni, c->challenges);
+    l->n_aux = (uint32_t)na;
+    l->n_inputs = (uint32_t)ni;
+    l->n_constraints = l->head_constraints + l->ch_constraints * c->challenges;
+    return CUZK_OK;
+}
+
+int porep_layout_get(struct porep_layout *out, const struct porep_config *c, struct cuzk_error *err)
+{
+    int slot = layout_slot(c->sector_size);
+    struct porep_config r;
+    /* only the canonical configs are cached (a hand-made config is counted each time) */
+    if (slot >= 0 && !porep_config_for_size(&r, c->sector_size, NULL) && r.nodes_log2 == c->nodes_log2 &&
+        r.layers == c->layers && r.challenges == c->challenges && r.tree_d_depth == c->tree_d_depth &&
+        r.base_arity == c->base_arity && r.base_levels == c->base_levels && r.sub_arity == c->sub_arity &&
+        r.top_arity == c->top_arity) {
+        pthread_mutex_lock(&g_layouts.lock);
+        int rc = CUZK_OK;
+        if (!g_layouts.done[slot]) {
+            rc = layout_count(&g_layouts.l[slot], c, err);
+            g_layouts.done[slot] = rc == CUZK_OK;
+        }
+        if (!rc) *out = g_layouts.l[slot];
+        pthread_mutex_unlock(&g_layouts.lock);
+        return rc;
+    }
+    return layout_count(out, c, err);
+}
+
+/* A values-mode context that writes into the caller's vectors at [aux_at, aux_end) and
+ * [inp_at, inp_end), numbering variables globally exactly as the sequential run does. The
+ * caps equal the slice ends; the gadgets' contract (counters advance identically in every
+ * mode, checked by tests) keeps the run inside its slice, and the end is checked after. */
+static int slice_init(struct gcs *cs, fr_t *aux, fr_t *inputs, uint32_t aux_at, uint32_t aux_end,
+                      uint32_t inp_at, uint32_t inp_end, struct cuzk_error *err)
+{
+    int rc = gcs_init(cs, GCS_VALUES, NULL, err);
+    if (rc) return rc;
+    cuzk_free(cs->inputs);
+    cs->inputs = inputs;
+    cs->inp_cap = inp_end;
+    cs->n_inputs = inp_at;
+    cs->aux = aux;
+    cs->aux_cap = aux_end;
+    cs->n_aux = aux_at;
+    return CUZK_OK;
+}
+
+/* Detach the borrowed vectors, check the run ended where the layout says, free. */
+static int slice_finish(struct gcs *cs, uint32_t aux_end, uint32_t inp_end, const char *what,
+                        unsigned idx, struct cuzk_error *err)
+{
+    cs->aux = cs->inputs = NULL;
+    cs->aux_cap = cs->inp_cap = 0;
+    if (!cs->status && (cs->n_aux != aux_end || cs->n_inputs != inp_end))
+        gcs_fail(cs, CUZK_E_INTERNAL, "porep: %s %u ended at aux %u, input %u (layout: %u, %u)", what,
+                 idx, cs->n_aux, cs->n_inputs, aux_end, inp_end);
+    int rc = gcs_status(cs, err);
+    gcs_free(cs);
+    return rc;
+}
+
+struct par_ctx {
+    fr_t *aux, *inputs;
+    const struct porep_config *c;
+    const struct porep_witness *w;
+    const struct porep_layout *l;
+    const struct head *h;
+    int rc[POREP_MAX_CHALLENGES];
+    struct cuzk_error err[POREP_MAX_CHALLENGES];
+};
+
+static void par_challenges(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct par_ctx *x = ctx;
+    const struct porep_layout *l = x->l;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t a0 = l->head_aux + (uint32_t)i * l->ch_aux, i0 = l->head_inputs + (uint32_t)i * l->ch_inputs;
+        struct gcs cs;
+        x->rc[i] = slice_init(&cs, x->aux, x->inputs, a0, a0 + l->ch_aux, i0, i0 + l->ch_inputs, &x->err[i]);
+        if (x->rc[i]) continue;
+        synth_challenge(&cs, x->c, &x->w->ch[i], &x->h->comm_d, &x->h->comm_c, &x->h->comm_r_last,
+                        x->h->replica_bits);
+        x->rc[i] = slice_finish(&cs, a0 + l->ch_aux, i0 + l->ch_inputs, "challenge", (unsigned)i, &x->err[i]);
+    }
+}
+
+int porep_witness_values(fr_t *inputs, fr_t *aux, const struct porep_config *c,
+                         const struct porep_witness *w, struct pool *pool, struct cuzk_error *err)
+{
+    struct porep_layout l;
+    if (!w || !w->ch || !inputs || !aux)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "porep_witness_values: no %s",
+                         !w || !w->ch ? "witness" : "output vectors");
+    int rc = porep_layout_get(&l, c, err);
+    if (rc) return rc;
+    struct par_ctx *x = cuzk_calloc(1, sizeof *x);
+    if (!x) return cuzk_fail(err, CUZK_E_NOMEM, "porep_witness_values: context");
+    /* header first (its values are shared by every challenge), in the caller's thread */
+    struct gcs cs;
+    struct head h;
+    inputs[0] = FR_ONE;
+    rc = slice_init(&cs, aux, inputs, 0, l.head_aux, 1, l.head_inputs, err);
+    if (!rc) {
+        synth_head(&cs, &h, w);
+        rc = slice_finish(&cs, l.head_aux, l.head_inputs, "header", 0, err);
+    }
+    if (!rc) {
+        *x = (struct par_ctx){.aux = aux, .inputs = inputs, .c = c, .w = w, .l = &l, .h = &h};
+        if (pool) pool_parallel_for(pool, c->challenges, 1, par_challenges, x);
+        else par_challenges(x, 0, c->challenges, 0);
+        for (unsigned i = 0; i < c->challenges && !rc; i++)
+            if ((rc = x->rc[i]) && err) *err = x->err[i];
+    }
+    cuzk_free(x);
+    return rc;
 }

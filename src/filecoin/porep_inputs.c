@@ -231,42 +231,46 @@ void fil_porep_witness_free(struct fil_porep_witness *w)
     w->w.ch = NULL;
 }
 
-int fil_porep_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
-                             const struct fil_c1 *c, unsigned k, struct cuzk_error *err)
+int fil_porep_witness_values_ex(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                                const struct fil_c1 *c, unsigned k, struct pool *pool,
+                                struct cuzk_error *err)
 {
-    /* aux / inputs per partition (ONE included), as counted by porep_synthesize */
-    static const struct { uint64_t size; uint32_t aux, inputs; } N[] = {
-        {2048ull, 2685673, 40}, {8ull << 20, 3842449, 40}, {512ull << 20, 4420837, 40},
-        {32ull << 30, 130169893, 328}, {64ull << 30, 131076643, 328},
-    };
     *inputs = *aux = NULL;
+    *n_inputs = *n_aux = 0;
     struct fil_porep_witness w;
     int rc = fil_porep_witness_build(&w, c, k, err);
     if (rc) return rc;
-    struct gcs cs;
-    rc = gcs_init(&cs, GCS_VALUES, NULL, err);
+    struct porep_layout l;
+    rc = porep_layout_get(&l, &w.cfg, err);
+    fr_t *in = NULL, *ax = NULL;
     if (!rc) {
-        for (size_t i = 0; i < sizeof N / sizeof *N; i++)
-            if (N[i].size == c->proof->sector_size) {
-                rc = gcs_reserve(&cs, N[i].aux, N[i].inputs);
-                if (!rc && cs.aux_cap * sizeof(fr_t) >= (2u << 20)) {
-                    /* page-aligned part of the buffer: fewer, cheaper first-touch faults */
-                    uintptr_t b = ((uintptr_t)cs.aux + 4095) & ~(uintptr_t)4095;
-                    uintptr_t e = ((uintptr_t)cs.aux + cs.aux_cap * sizeof(fr_t)) & ~(uintptr_t)4095;
-                    if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
-                }
-            }
-        if (!rc) {
-            porep_synthesize(&cs, &w.cfg, &w.w);
-            rc = gcs_status(&cs, err);
-        } else {
-            rc = gcs_status(&cs, err);
-        }
-        *n_inputs = cs.n_inputs;
-        *n_aux = cs.n_aux;
-        if (!rc) gcs_take_values(&cs, aux, inputs);
-        gcs_free(&cs);
+        in = cuzk_malloc((size_t)l.n_inputs * sizeof(fr_t));
+        ax = cuzk_malloc((size_t)l.n_aux * sizeof(fr_t));
+        if (!in || !ax)
+            rc = cuzk_fail(err, CUZK_E_NOMEM, "witness: %u aux values", l.n_aux);
     }
+    if (!rc && (size_t)l.n_aux * sizeof(fr_t) >= (2u << 20)) {
+        /* page-aligned part of the buffer: fewer, cheaper first-touch faults */
+        uintptr_t b = ((uintptr_t)ax + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)ax + (size_t)l.n_aux * sizeof(fr_t)) & ~(uintptr_t)4095;
+        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+    }
+    if (!rc) rc = porep_witness_values(in, ax, &w.cfg, &w.w, pool, err);
     fil_porep_witness_free(&w);
-    return rc;
+    if (rc) {
+        cuzk_free(in);
+        cuzk_free(ax);
+        return rc;
+    }
+    *inputs = in;
+    *aux = ax;
+    *n_inputs = l.n_inputs;
+    *n_aux = l.n_aux;
+    return CUZK_OK;
+}
+
+int fil_porep_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                             const struct fil_c1 *c, unsigned k, struct cuzk_error *err)
+{
+    return fil_porep_witness_values_ex(inputs, aux, n_inputs, n_aux, c, k, pool_default(), err);
 }

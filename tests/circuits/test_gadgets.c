@@ -550,6 +550,129 @@ TEST(porep_counts_32g_64g)
     ASSERT_EQ_U64(c.aux, 131076643);
 }
 
+/* The witness layout (header + one challenge counted, extrapolated) equals the full
+ * sequential count, for every size (the 32/64 GiB totals are the pinned upstream ones). */
+TEST(porep_layout_equals_full_count)
+{
+    static const uint64_t sizes[] = {2048, 8ull << 20, 512ull << 20};
+    for (size_t t = 0; t < 3; t++) {
+        struct counts c;
+        porep_counts(sizes[t], &c);
+        struct porep_config cfg;
+        ASSERT_OK(porep_config_for_size(&cfg, sizes[t], E), E);
+        struct porep_layout l;
+        ASSERT_OK(porep_layout_get(&l, &cfg, E), E);
+        ASSERT_EQ_U64(l.n_aux, c.aux);
+        ASSERT_EQ_U64(l.n_inputs, c.inputs);
+        ASSERT_EQ_U64(l.n_constraints + l.n_inputs, c.constraints);
+        ASSERT_EQ_U64(l.head_aux + (uint64_t)l.challenges * l.ch_aux, l.n_aux);
+        ASSERT_EQ_U64(l.head_inputs, 4);             /* ONE, replica_id, comm_d, comm_r */
+        ASSERT_EQ_U64(l.ch_inputs, 18);
+    }
+    static const struct { uint64_t size, cons, aux; } big[] = {
+        {32ull << 30, 130278869, 130169893}, {64ull << 30, 131186177, 131076643}};
+    for (size_t t = 0; t < 2; t++) {
+        struct porep_config cfg;
+        ASSERT_OK(porep_config_for_size(&cfg, big[t].size, E), E);
+        struct porep_layout l, l2;
+        ASSERT_OK(porep_layout_get(&l, &cfg, E), E);
+        ASSERT_EQ_U64(l.n_constraints + l.n_inputs, big[t].cons);
+        ASSERT_EQ_U64(l.n_aux, big[t].aux);
+        ASSERT_EQ_U64(l.n_inputs, 328);
+        ASSERT_OK(porep_layout_get(&l2, &cfg, E), E);   /* cached */
+        ASSERT(!memcmp(&l, &l2, sizeof l));
+    }
+}
+
+/* A random (unsatisfying) witness: values mode never checks rows, so byte identity with the
+ * sequential run is what is tested here; satisfiability is tested on generated C1s in
+ * tests/filecoin. */
+struct rand_path { uint32_t idx[POREP_MAX_LEVELS]; fr_t sib[POREP_MAX_LEVELS * 7]; };
+struct rand_ch {
+    struct rand_path p[3 + 14];
+    fr_t rows[14][POREP_MAX_LAYERS];
+};
+
+static void rand_fr(fr_t *x)
+{
+    uint8_t b[64];
+    cuzk_rng_bytes(test_rng(), b, sizeof b);
+    fr_from_wide_le(x, b);
+}
+
+static void rand_path(struct porep_path *out, struct rand_path *st, unsigned levels, unsigned arity)
+{
+    for (unsigned l = 0; l < levels; l++) st->idx[l] = (uint32_t)(cuzk_rng_u64(test_rng()) % arity);
+    for (unsigned i = 0; i < levels * (arity - 1); i++) rand_fr(&st->sib[i]);
+    out->index = st->idx;
+    out->siblings = st->sib;
+}
+
+TEST(porep_parallel_witness_equals_sequential_random)
+{
+    struct porep_config cfg;
+    ASSERT_OK(porep_config_for_size(&cfg, 2048, E), E);
+    ASSERT(cfg.sub_arity == 0 && cfg.top_arity == 0);   /* rand_path: one arity per tree */
+    struct porep_challenge ch[2];
+    struct rand_ch *st = calloc(2, sizeof *st);
+    ASSERT(st);
+    struct porep_witness w;
+    rand_fr(&w.replica_id);
+    rand_fr(&w.comm_d);
+    rand_fr(&w.comm_r);
+    rand_fr(&w.comm_r_last);
+    rand_fr(&w.comm_c);
+    for (unsigned i = 0; i < 2; i++) {
+        ch[i].node = cuzk_rng_u64(test_rng()) & 63;
+        rand_fr(&ch[i].data_leaf);
+        rand_path(&ch[i].comm_d_path, &st[i].p[0], cfg.tree_d_depth, 2);
+        rand_path(&ch[i].comm_r_last_path, &st[i].p[1], cfg.base_levels, 8);
+        rand_path(&ch[i].comm_c_path, &st[i].p[2], cfg.base_levels, 8);
+        for (unsigned p = 0; p < 14; p++) {
+            struct porep_column *col = p < 6 ? &ch[i].drg[p] : &ch[i].exp[p - 6];
+            for (unsigned r = 0; r < cfg.layers; r++) rand_fr(&st[i].rows[p][r]);
+            col->rows = st[i].rows[p];
+            rand_path(&col->path, &st[i].p[3 + p], cfg.base_levels, 8);
+        }
+    }
+    w.ch = ch;
+
+    struct gcs cs;
+    ASSERT_OK(gcs_init(&cs, GCS_VALUES, NULL, E), E);
+    porep_synthesize(&cs, &cfg, &w);
+    ASSERT_OK(gcs_status(&cs, E), E);
+    struct porep_layout l;
+    ASSERT_OK(porep_layout_get(&l, &cfg, E), E);
+    ASSERT_EQ_U64(cs.n_aux, l.n_aux);
+    ASSERT_EQ_U64(cs.n_inputs, l.n_inputs);
+
+    struct pool *pool = pool_new(3, E);
+    ASSERT(pool);
+    fr_t *in = malloc(l.n_inputs * sizeof *in), *aux = malloc((size_t)l.n_aux * sizeof *aux);
+    ASSERT(in && aux);
+    for (int run = 0; run < 2; run++) {
+        memset(in, 0xa5, l.n_inputs * sizeof *in);
+        memset(aux, 0xa5, (size_t)l.n_aux * sizeof *aux);
+        ASSERT_OK(porep_witness_values(in, aux, &cfg, &w, run ? pool : NULL, E), E);
+        ASSERT_MEM_EQ(in, cs.inputs, l.n_inputs * sizeof *in);
+        ASSERT_MEM_EQ(aux, cs.aux, (size_t)l.n_aux * sizeof *aux);
+    }
+    /* a changed value of challenge 1 moves only challenge 1's slice */
+    fr_add(&st[1].rows[3][1], &st[1].rows[3][1], &FR_ONE);
+    ASSERT_OK(porep_witness_values(in, aux, &cfg, &w, pool, E), E);
+    uint32_t c1 = l.head_aux + l.ch_aux;
+    ASSERT_MEM_EQ(aux, cs.aux, (size_t)c1 * sizeof *aux);
+    ASSERT(memcmp(aux + c1, cs.aux + c1, (size_t)l.ch_aux * sizeof *aux) != 0);
+    /* no witness: an error, not a crash */
+    w.ch = NULL;
+    ASSERT_CODE(porep_witness_values(in, aux, &cfg, &w, pool, E), CUZK_E_INVALID_ARG, E);
+    free(in);
+    free(aux);
+    free(st);
+    pool_free(pool);
+    gcs_free(&cs);
+}
+
 static void synth_porep_blank(struct gcs *cs, void *arg)
 {
     porep_synthesize(cs, arg, NULL);

@@ -1,12 +1,13 @@
 /* test_c1.c: C1 outputs: gen-vanilla output parses back identically; its 2 KiB partition
  * witness satisfies the PoRep shape (g16_check) and allocates exactly the public inputs
  * recomputed from (replica_id, seed, comm_d, comm_r); single flipped bytes in paths, columns
- * and labels make it unsatisfiable or are rejected; malformed wrapper / C1 JSON gives the
- * specific error naming the JSON path. */
+ * and labels make it unsatisfiable or are rejected; the parallel witness equals the
+ * sequential one; malformed wrapper / C1 JSON gives the specific error naming the JSON path. */
 #include "cuzk/filecoin.h"
 #include "cuzk/gadgets.h"
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
+#include "filecoin/porep_witness_oracle.h"
 #include "test.h"
 
 static struct cuzk_error g_err;
@@ -112,6 +113,7 @@ TEST(gen_2k_satisfies_shape_and_tamper)
     struct fil_c1 c;
     gen(&c, P2K(), test_seed());
     ASSERT_OK(witness_check(&c, true), E);
+    porep_witness_parallel_equals_sequential(&c, 0);
 
     /* One flipped byte (kept a canonical field element: low byte) per place. */
     struct fil_vproof *v = &c.vp[1];

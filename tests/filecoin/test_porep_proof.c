@@ -1,13 +1,14 @@
 /* test_porep_proof.c: PoRep C2 end to end on the CPU: an 8 MiB generated C1's witness
- * satisfies the 8 MiB shape (g16_check), and a 2 KiB proof made with a local setup
- * (porep_fixture.h, shared with the daemon test) verifies against the public inputs
- * recomputed from the C1's (replica_id, seed, comm_d, comm_r) with the .vk read from disk,
- * and fails for other inputs. */
+ * satisfies the 8 MiB shape (g16_check) and equals the sequential witness byte for byte, and
+ * a 2 KiB proof made with a local setup (porep_fixture.h, shared with the daemon test)
+ * verifies against the public inputs recomputed from the C1's (replica_id, seed, comm_d,
+ * comm_r) with the .vk read from disk, and fails for other inputs. */
 #include "cuzk/filecoin.h"
 #include "cuzk/gadgets.h"
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
 #include "filecoin/porep_fixture.h"
+#include "filecoin/porep_witness_oracle.h"
 #include "test.h"
 
 static double secs(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e9; }
@@ -64,6 +65,7 @@ TEST(porep_8m_witness_satisfies_shape)
     ASSERT_OK(fil_c1_generate(&c, p, 1000, 7, test_seed(), err), err);
     printf("8 MiB C1: %u partition(s), generated in %.2f s\n", c.partitions, secs(t0));
     for (unsigned k = 0; k < c.partitions; k++) check_partition(&s, &c, k);
+    porep_witness_parallel_equals_sequential(&c, 0);
     /* and the check can fail: one tree-R sibling of the last challenge flipped */
     c.vp[c.challenges - 1].comm_r_last.sib[2][0] ^= 1;
     fr_t *in, *aux;
