@@ -50,7 +50,7 @@ TEST_SRC  := $(filter-out tests/gpu/%,$(wildcard tests/*/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_LIBS := -lgmp -lcrypto -lm
 
-.PHONY: all test test-asan gpu test-gpu bench check-headers clean deps
+.PHONY: all test test-asan gpu test-gpu gpu-field-check bench check-headers clean deps
 all: $(CORE_LIB) $(PROGRAMS)
 
 $(BUILD)/obj/%.o: %.c
@@ -156,9 +156,30 @@ $(E2E_PY): tests/e2e/test_grpc.py $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-ben
 	chmod +x $@
 TEST_BINS += $(E2E_PY)
 test: $(E2E_PY)
+# the engine with fake GPU devices: engine objects from libcuzk_srv.a, no gRPC needed
+$(BUILD)/tests/e2e/test_engine_gpu: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
+$(BUILD)/tests/e2e/test_engine_gpu: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_engine_gpu: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 
 daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
-.PHONY: daemon
+.PHONY: daemon daemon-gpu
+
+# `make daemon-gpu`: build/bin/cuzk-daemon-gpu, the same daemon linked with the CUDA backend
+# (libcuzk_gpu.a, placed before libcuzk_core.a so the stub member is never pulled in, plus the
+# static CUDA runtime as the GPU section links its programs). Install it as cuzk-daemon on GPU
+# hosts; `make` keeps building cuzk-daemon with the stub (it then proves on the CPU).
+# Libraries of later sections are named by path here: prerequisites expand immediately.
+DAEMON_GPU      := $(BUILD)/bin/cuzk-daemon-gpu
+DAEMON_GPU_LIBS := $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(BUILD)/lib/libcuzk_gpu.a $(CORE_LIB)
+ifeq ($(wildcard $(NVCC)),)
+daemon-gpu:
+	@echo "make daemon-gpu: nvcc not found ($(NVCC)): the CUDA daemon needs the CUDA toolkit" >&2; exit 1
+else
+daemon-gpu: $(DAEMON_GPU) $(BUILD)/bin/cuzk-bench
+$(DAEMON_GPU): $(DAEMON_OBJ) $(DAEMON_GPU_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(DAEMON_OBJ) $(DAEMON_GPU_LIBS) $(SRV_LIBS) -ljansson $(CUDA_LIBS) -lm
+endif
 endif
 # ================================================================================ end daemon ====
 
@@ -205,6 +226,12 @@ $(GPU_BENCH): $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB) $(CUDA_LIBS) -lm
 
 gpu: $(GPU_LIB) $(GPU_TEST_BINS) $(GPU_BENCH)
+# Host-only check of the device field product (PTX carries emulated in C) against GMP: nvcc, no GPU.
+$(BUILD)/tests/gpu/field_emu: tests/gpu/field_emu.cu $(GPU_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -Xcompiler -Wall -o $@ $< -lgmp
+gpu-field-check: $(BUILD)/tests/gpu/field_emu
+	$(BUILD)/tests/gpu/field_emu
 test-gpu: gpu
 	@tests/run_all.sh $(GPU_TEST_BINS)
 # ===================================================================================== end GPU ====

@@ -23,7 +23,10 @@ void lc_sha256_hex(char out[65], const void *data, size_t n);
 /* sd_notify when NOTIFY_SOCKET is set (no-op otherwise). */
 void lc_notify(const char *state);
 
-/* GPU seam: the devices the engine should use (NULL: none, CPU provers). gpu_seam.c. */
-const struct engine_gpu_ops *daemon_gpu_ops(const struct cuzk_config *cfg);
+/* GPU seam (gpu_seam.c): the devices the engine proves on, contexts opened; *out always set
+ * (n_devices 0 and cpu_reason when the CPU proves). Fails, naming the device and the reason,
+ * when [gpus] devices lists a GPU that cannot be used: the daemon then refuses to start. */
+int daemon_gpu_ops(const struct engine_gpu_ops **out, const struct cuzk_config *cfg,
+                   struct cuzk_error *err);
 
 #endif

@@ -164,9 +164,9 @@ int main(int argc, char **argv)
              CUZK_VERSION, CUZK_BUILD_ID, (long)getpid(),
              cfg_source ? cfg_source : "<built-in defaults>", digest);
     cuzk_log(CLOG_INFO, "configuration loaded: listen=%s status_listen=%s param_cache=%s "
-             "gpu_workers_per_device=%u max_message_size=%" PRIu64, cfg.listen,
+             "srs_validation=%s gpu_workers_per_device=%u max_message_size=%" PRIu64, cfg.listen,
              cfg.status_listen[0] ? cfg.status_listen : "(off)", cfg.param_cache,
-             cfg.gpu_workers_per_device, cfg.max_message_size);
+             cfg.srs_validation, cfg.gpu_workers_per_device, cfg.max_message_size);
 
     /* Signals are taken by sigwait in this thread only: block them before any thread exists. */
     sigset_t set;
@@ -190,7 +190,14 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    struct engine *e = engine_new(&cfg, daemon_gpu_ops(&cfg), &err);
+    const struct engine_gpu_ops *gpu = NULL;
+    if (daemon_gpu_ops(&gpu, &cfg, &err)) {
+        fprintf(stderr, "cuzk-daemon: refusing to start: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "refusing to start: %s", err.msg);
+        lc_unlock(lock_fd, lock_path);
+        return 1;
+    }
+    struct engine *e = engine_new(&cfg, gpu, &err);
     if (!e) {
         cuzk_log(CLOG_ERROR, "cannot start the engine: %s", err.msg);
         return 1;

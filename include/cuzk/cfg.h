@@ -47,6 +47,7 @@ struct cuzk_config {
     char param_cache[CFG_STR_MAX];
     char preload[CFG_MAX_PRELOAD][64];   /* circuit ids loaded at startup */
     unsigned n_preload;
+    char srs_validation[8];              /* "full" | "curve" | "none" (parameter checks at load) */
     /* [logging] */
     char log_level[16];                  /* error|warn|info|debug|trace */
     bool log_json;                       /* format = "json" */

@@ -64,21 +64,30 @@ struct engine_result {
 };
 void engine_result_free(struct engine_result *r);
 
-/* GPU seam (filled by the daemon from gpu.h when a CUDA build finds devices; NULL = CPU).
- * One backend context per device, shared by that device's gpus.gpu_workers_per_device prover
- * workers; the engine holds the device's mutex around every backend call (kernels only: the
- * witness, verification and bookkeeping run outside it). unload (optional) is called for each
- * device context, under its mutex, before an SRS entry's key and shape are freed. */
+/* GPU seam, filled by the daemon from gpu.h (cmd/cuzk-daemon/gpu_seam.c); NULL or no devices =
+ * CPU provers. ctxs are opened device contexts (one per ordinal) that the engine owns from
+ * engine_new on (ctx_free at engine_free, also when engine_new fails). Each device gets
+ * gpus.gpu_workers_per_device prover workers; lock/unlock (the device's process-wide mutex,
+ * gpu_ctx_lock) bracket only the backend call (kernels), never the witness, the proof assembly
+ * or verification, and every partition of a job is proved on one device. The SRS tiers:
+ * load_shape + load_pk make an entry resident in VRAM (the context recognises keys by pointer;
+ * one resident key per device); unload drops what a context holds and is called, under the
+ * lock, before an entry's key and shape are freed. Tests fill this with fake devices. */
 struct engine_gpu_ops {
     unsigned n_devices;
     const int *ordinals;                        /* n_devices device ordinals */
-    int (*info)(void *user, int ordinal, char *name, size_t name_cap, uint64_t *vram_total,
-                uint64_t *vram_free);
-    void *(*ctx_new)(void *user, int ordinal, unsigned cpu_threads, struct cuzk_error *err);
+    void *const *ctxs;                          /* n_devices contexts, owned by the engine */
+    /* name and memory of one device (name "GPU N" and zeros are kept when it fails) */
+    int (*info)(void *ctx, char *name, size_t name_cap, uint64_t *vram_total, uint64_t *vram_free);
     void (*ctx_free)(void *ctx);
+    void (*lock)(void *ctx);
+    void (*unlock)(void *ctx);
+    int (*load_shape)(void *ctx, const struct g16_shape *s, struct cuzk_error *err);
+    /* CUZK_E_GPU_NOMEM: does not fit (the backend then streams the key from host memory) */
+    int (*load_pk)(void *ctx, const struct g16_pk *pk, struct cuzk_error *err);
     void (*unload)(void *ctx);
     g16_backend_fn backend;
-    void *user;
+    const char *cpu_reason;                     /* n_devices == 0: why ("no GPU found: ...") */
 };
 
 struct engine;
@@ -152,7 +161,8 @@ struct engine_gpu_snap {
 };
 struct engine_srs_snap {
     char circuit_id[64];
-    const char *tier;                      /* "pinned" | "host" | "mmap" | "loading" */
+    const char *tier;                      /* "vram" | "host" | "loading" (no pinned tier yet) */
+    uint32_t vram_mask;                    /* bit d: resident on snapshot gpus[d] */
     uint64_t bytes, load_ms, idle_ms;
     unsigned refs;
     bool evictable;
@@ -175,6 +185,9 @@ struct engine_snapshot {
     struct engine_worker_snap *workers; size_t n_workers;
     struct engine_gpu_snap *gpus; size_t n_gpus;
     struct engine_srs_snap *srs; size_t n_srs;
+    const char *prover;                    /* "gpu" or "cpu" */
+    const char *cpu_reason;                /* why the CPU proves ("" on GPUs) */
+    const char *validation;                /* [srs] validation: "full" | "curve" | "none" */
 };
 int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_error *err);
 void engine_snapshot_free(struct engine_snapshot *s);

@@ -33,7 +33,7 @@ const char cfg_default_toml[] =
     "\n"
     "[gpus]\n"
     "devices = []                              # empty = every GPU found\n"
-    "gpu_threads = 0                           # CPU threads for the GPU backend; 0 = all\n"
+    "gpu_threads = 0                           # accepted; no effect yet (shared pool)\n"
     "gpu_workers_per_device = 2                # provers per GPU (CPU provers without a GPU)\n"
     "\n"
     "[scheduler]\n"
@@ -50,6 +50,12 @@ const char cfg_default_toml[] =
     "[srs]\n"
     "param_cache = \"/data/zk/params\"\n"
     "preload = []                              # circuit ids loaded at startup, e.g. [\"porep-32g\"]\n"
+    "# Checks on the points of a parameter file at its first load: \"full\" (on the curve and in\n"
+    "# the prime-order subgroup: hours for a 32 GiB key on few cores), \"curve\" (on the curve only)\n"
+    "# or \"none\" (coordinates < p only; for files you trust). After one successful \"full\" load a\n"
+    "# digest cache (<file>.validated) lets \"full\" and \"curve\" loads of the unchanged file skip\n"
+    "# the checks. Every proof is verified before it is returned, whatever this says.\n"
+    "validation = \"full\"\n"
     "\n"
     "[logging]\n"
     "level = \"info\"                            # error, warn, info, debug, trace\n"
@@ -74,6 +80,7 @@ void cfg_defaults(struct cuzk_config *c)
     c->synthesis_lookahead = 1;
     c->synthesis_concurrency = 1;
     snprintf(c->param_cache, sizeof c->param_cache, "/data/zk/params");
+    snprintf(c->srs_validation, sizeof c->srs_validation, "full");
     snprintf(c->log_level, sizeof c->log_level, "info");
 }
 
@@ -416,7 +423,13 @@ static int k_devices(struct cuzk_config *c, const struct tval *v, struct key_ctx
     return CUZK_OK;
 }
 static int k_gpu_threads(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
-{ return get_uint(&c->gpu_threads, v, k, 0, 4096); }
+{
+    int rc = get_uint(&c->gpu_threads, v, k, 0, 4096);
+    if (!rc && c->gpu_threads)
+        warnf(k, "has no effect yet: the GPU backend's host work uses the shared pool "
+                 "([synthesis] threads)");
+    return rc;
+}
 static int k_gpu_workers(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_uint(&c->gpu_workers_per_device, v, k, 1, 16); }
 
@@ -492,6 +505,14 @@ static int k_preload(struct cuzk_config *c, const struct tval *v, struct key_ctx
     c->n_preload = (unsigned)v->n;
     return CUZK_OK;
 }
+static int k_validation(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    static const char *modes[] = {"full", "curve", "none"};
+    if (v->type == T_STR)
+        for (size_t i = 0; i < 3; i++)
+            if (!strcmp(v->s, modes[i])) return get_str(c->srs_validation, sizeof c->srs_validation, v, k);
+    return bad(k, "expected \"full\", \"curve\" or \"none\"");
+}
 static int k_log_level(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
     static const char *levels[] = {"error", "warn", "info", "debug", "trace"};
@@ -546,6 +567,7 @@ static const struct key_def {
     {"pipeline", "max_gpu_queue_depth", k_gpu_queue_depth},
     {"srs", "param_cache", k_param_cache},
     {"srs", "preload", k_preload},
+    {"srs", "validation", k_validation},
     {"logging", "level", k_log_level},
     {"logging", "format", k_log_format},
 };

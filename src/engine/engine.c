@@ -204,6 +204,27 @@ static uint32_t q_remove_job(struct pqueue *q, const struct job *j)
     return removed;
 }
 
+/* Move every item of job j from src to dst (a job bound to a device). false, nothing moved,
+ * when dst cannot grow. */
+static bool q_move_job(struct pqueue *dst, struct pqueue *src, struct job *j)
+{
+    size_t k = 0;
+    for (size_t r = 0; r < src->n; r++) k += src->v[r].job == j;
+    if (!k) return true;
+    if (dst->n + k > dst->cap) {
+        size_t cap = dst->cap ? dst->cap : 64;
+        while (cap < dst->n + k) cap *= 2;
+        struct qitem *v = realloc(dst->v, cap * sizeof *v);
+        if (!v) return false;
+        dst->v = v;
+        dst->cap = cap;
+    }
+    for (size_t r = 0; r < src->n; r++)
+        if (src->v[r].job == j) q_push(dst, j, src->v[r].part);   /* capacity is there */
+    q_remove_job(src, j);
+    return true;
+}
+
 /* ------------------------------------------------------------------ jobs -- */
 
 static unsigned id_hash(const char *s)
@@ -388,6 +409,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     if (!j) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     pthread_cond_init(&j->cv, NULL);
     j->kind = req->kind;
+    j->dev = -1;
     j->priority = req->priority ? req->priority : kinds[ki].default_priority;
     if (rid[0]) snprintf(j->id, sizeof j->id, "%s", rid);
     else make_uuid(j->id);
@@ -523,6 +545,9 @@ int engine_preload(struct engine *e, const char *circuit_id, bool *already_loade
     bool was = false;
     int rc = srs_acquire(e, circuit_id, &s, NULL, &was, err);
     if (rc) return rc;
+    /* the VRAM tier: upload to every GPU now rather than at the first proof (held by our
+     * reference, so it cannot be evicted meanwhile) */
+    dev_upload_all(e, s);
     *already_loaded = was;
     *load_ms = was ? 0 : ms(cuzk_now_ns() - t0);
     srs_release(e, s);
@@ -620,7 +645,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
         goto drop_locked;
     }
     if (j->state == JOB_DONE) goto drop_locked;
-    if (q_push(&e->prove_q, j, p)) {
+    if (q_push(j->dev >= 0 ? &e->dev_q[j->dev] : &e->prove_q, j, p)) {
         cuzk_fail(&perr, CUZK_E_NOMEM, "out of memory queueing for the prover");
         part_fail(e, j, p, "queueing", &perr);
         goto drop_locked;
@@ -628,7 +653,8 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
     pt->state = PART_SYNTH_DONE;
     job_input_release(j);
     clog_timeline("GPU_QUEUE", j->id, "partition=%u", p);
-    pthread_cond_signal(&e->prove_cv);
+    /* broadcast: with several GPUs only the provers of the job's device may take it */
+    pthread_cond_broadcast(&e->prove_cv);
     pthread_mutex_unlock(&e->mu);
     return;
 
@@ -670,12 +696,10 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         clog_timeline("GPU_PICKUP", j->id, "worker=%u,partition=%u", w->id, p);
         uint64_t t0 = cuzk_now_ns();
         if (w->gpu_ordinal >= 0) {
-            pthread_mutex_lock(&e->dev_mu[w->dev]);
-            clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=%d", w->id, p,
-                          w->gpu_ordinal);
-            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, e->gpu.backend,
-                           e->dev_ctx[w->dev], &t, &perr);
-            pthread_mutex_unlock(&e->dev_mu[w->dev]);
+            /* dev_backend holds the device lock around the backend's kernels only */
+            struct dev_call dc = {e, w->dev, w->id, p, s, j->id};
+            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, dev_backend, &dc, &t,
+                           &perr);
         } else {
             clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=cpu", w->id, p);
             rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, NULL, NULL, &t, &perr);
@@ -733,20 +757,46 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     pthread_mutex_unlock(&e->mu);
 }
 
+/* Work for worker w (e->mu held)? A GPU prover takes its device's queue and the shared one. */
+static bool has_work(const struct engine *e, const struct worker *w)
+{
+    if (!w->prover) return e->synth_q.n > 0;
+    return e->prove_q.n > 0 || (w->gpu_ordinal >= 0 && e->dev_q[w->dev].n > 0);
+}
+
+/* The next partition for w (has_work true). A GPU prover takes whichever of its device's
+ * queue and the shared queue is ahead in (priority, job, partition) order; taking a job's
+ * first partition from the shared queue binds the job to this device, so every partition of
+ * a job is proved on the same GPU (its kernels never mix devices). */
+static struct qitem take_work(struct engine *e, const struct worker *w)
+{
+    if (!w->prover) return q_pop(&e->synth_q);
+    struct pqueue *sq = &e->prove_q;
+    if (w->gpu_ordinal < 0) return q_pop(sq);
+    struct pqueue *dq = &e->dev_q[w->dev];
+    if (dq->n && (!sq->n || q_before(&dq->v[0], &sq->v[0]))) return q_pop(dq);
+    struct qitem it = q_pop(sq);
+    if (it.job->dev < 0) {
+        if (q_move_job(dq, sq, it.job)) it.job->dev = (int)w->dev;
+        else cuzk_log(CLOG_WARN, "out of memory binding job %s to GPU %d; its partitions may "
+                      "use several GPUs", it.job->id, w->gpu_ordinal);
+    }
+    return it;
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        struct pqueue *q = w->prover ? &e->prove_q : &e->synth_q;
         pthread_cond_t *cv = w->prover ? &e->prove_cv : &e->synth_cv;
         /* On shutdown synthesis workers leave once their queue is empty; provers stay while
          * any partition is in flight, since a synthesized one may still arrive. */
-        while (q->n == 0 && !(e->stopping && (!w->prover || e->parts_in_flight == 0)))
+        while (!has_work(e, w) && !(e->stopping && (!w->prover || e->parts_in_flight == 0)))
             pthread_cond_wait(cv, &e->mu);
-        if (q->n == 0) break;
-        struct qitem it = q_pop(q);
+        if (!has_work(e, w)) break;
+        struct qitem it = take_work(e, w);
         struct job *j = it.job;
         struct part *pt = &j->parts[it.part];
         if (!w->prover) {
@@ -812,26 +862,19 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
     cuzk_log(CLOG_INFO, "memory budget initialized: total_budget_mib=%.0f (%s)",
           (double)e->mem_total / MiB, cfg->budget_auto ? "auto: MemTotal - safety_margin" : "configured");
 
-    /* devices: GPUs from the seam, else CPU provers */
-    if (gpu && gpu->n_devices && gpu->backend) {
+    /* devices: GPUs from the seam (contexts already open, now ours), else CPU provers */
+    if (gpu && gpu->n_devices && gpu->backend && gpu->ctxs) {
         e->gpu = *gpu;
         e->have_gpu = true;
         e->n_dev = gpu->n_devices < CFG_MAX_DEVICES ? gpu->n_devices : CFG_MAX_DEVICES;
         for (unsigned d = 0; d < e->n_dev; d++) {
             e->gpu_ordinals[d] = gpu->ordinals ? gpu->ordinals[d] : (int)d;
+            e->dev_ctx[d] = gpu->ctxs[d];
             pthread_mutex_init(&e->dev_mu[d], NULL);
-            if (gpu->ctx_new) {
-                e->dev_ctx[d] = gpu->ctx_new(gpu->user, e->gpu_ordinals[d], cfg->gpu_threads, err);
-                if (!e->dev_ctx[d]) {
-                    cuzk_fail_prefix(err, err && err->code ? err->code : CUZK_E_GPU,
-                                     "GPU %d", e->gpu_ordinals[d]);
-                    for (unsigned k = 0; k < d; k++)
-                        if (e->dev_ctx[k] && gpu->ctx_free) gpu->ctx_free(e->dev_ctx[k]);
-                    free(e);
-                    return NULL;
-                }
-            }
         }
+    } else {
+        snprintf(e->cpu_reason, sizeof e->cpu_reason, "%s",
+                 gpu && gpu->cpu_reason ? gpu->cpu_reason : "no GPU backend");
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1) ncpu = 1;
@@ -842,7 +885,13 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
     e->n_synth = n_synth;
     e->n_workers = n_synth + n_prove;
     e->workers = calloc(e->n_workers, sizeof *e->workers);
-    if (!e->workers) { cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); free(e); return NULL; }
+    if (!e->workers) {
+        cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+        for (unsigned d = 0; d < e->n_dev; d++)
+            if (e->dev_ctx[d] && e->gpu.ctx_free) e->gpu.ctx_free(e->dev_ctx[d]);
+        free(e);
+        return NULL;
+    }
     pthread_mutex_lock(&e->mu);
     for (unsigned i = 0; i < e->n_workers; i++) {
         struct worker *w = &e->workers[i];
@@ -868,11 +917,11 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
     }
     pthread_mutex_unlock(&e->mu);
     if (e->have_gpu)
-        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u GPU(s) x %u prover workers",
-              n_synth, e->n_dev, cfg->gpu_workers_per_device);
+        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u GPU(s) x %u prover workers "
+              "sharing one lock per GPU", n_synth, e->n_dev, cfg->gpu_workers_per_device);
     else
-        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u CPU prover workers (no GPU)",
-              n_synth, n_prove);
+        cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u CPU prover workers "
+              "(proving on the CPU: %s)", n_synth, n_prove, e->cpu_reason);
     return e;
 }
 
@@ -937,6 +986,7 @@ void engine_free(struct engine *e)
         if (e->dev_ctx[d] && e->gpu.ctx_free) e->gpu.ctx_free(e->dev_ctx[d]);
     free(e->synth_q.v);
     free(e->prove_q.v);
+    for (unsigned d = 0; d < e->n_dev; d++) free(e->dev_q[d].v);
     free(e->workers);
     free(e);
 }
@@ -951,12 +1001,20 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
     if (out->n_gpus && !(out->gpus = calloc(out->n_gpus, sizeof *out->gpus)))
         return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     for (size_t d = 0; d < out->n_gpus; d++) {
-        out->gpus[d].ordinal = e->gpu_ordinals[d];
-        snprintf(out->gpus[d].name, sizeof out->gpus[d].name, "GPU %d", e->gpu_ordinals[d]);
-        if (e->gpu.info)
-            e->gpu.info(e->gpu.user, e->gpu_ordinals[d], out->gpus[d].name, sizeof out->gpus[d].name,
-                        &out->gpus[d].vram_total, &out->gpus[d].vram_free);
+        struct engine_gpu_snap *g = &out->gpus[d];
+        g->ordinal = e->gpu_ordinals[d];
+        char name[sizeof g->name];
+        uint64_t total = 0, free_b = 0;
+        if (e->gpu.info && !e->gpu.info(e->dev_ctx[d], name, sizeof name, &total, &free_b) && name[0])
+            snprintf(g->name, sizeof g->name, "%s", name);
+        else
+            snprintf(g->name, sizeof g->name, "GPU %d", g->ordinal);
+        g->vram_total = total;
+        g->vram_free = free_b;
     }
+    out->prover = e->have_gpu ? "gpu" : "cpu";
+    out->cpu_reason = e->cpu_reason;
+    out->validation = e->cfg.srs_validation;
     pthread_mutex_lock(&e->mu);
     uint64_t now = cuzk_now_ns();
     out->uptime_ms = (now - e->start_ns) / NS_PER_MS;
@@ -1044,7 +1102,8 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
     for (struct srs_entry *s = e->srs; s; s = s->next, i++) {
         struct engine_srs_snap *ss = &out->srs[i];
         snprintf(ss->circuit_id, sizeof ss->circuit_id, "%s", s->id);
-        ss->tier = s->tier;
+        ss->tier = srs_tier(s);
+        ss->vram_mask = s->vram_mask;
         ss->bytes = s->bytes;
         ss->load_ms = ms(s->load_ns);
         ss->refs = s->refs;

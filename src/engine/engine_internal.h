@@ -27,7 +27,11 @@ struct srs_entry {
     uint64_t bytes;                 /* reserved from the budget while loaded */
     unsigned refs;                  /* partitions in flight + loaders */
     uint64_t last_used_ns, load_ns;
-    const char *tier;
+    /* GPU residency (engine device indexes; written under the device lock and e->mu, read
+     * under e->mu): vram_mask, the key is resident (tier "vram"); dev_mask, something of this
+     * entry (shape or key) may be on the device, so it must be unloaded there before the
+     * entry is freed; stream_logged, "does not fit" was logged for the device. */
+    uint32_t vram_mask, dev_mask, stream_logged;
 };
 
 struct engine;
@@ -45,8 +49,12 @@ void srs_release(struct engine *e, struct srs_entry *s);   /* e->mu NOT held */
 /* Remove an idle entry (e->mu NOT held); CUZK_E_BUSY naming the users if referenced. */
 int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *freed,
               struct cuzk_error *err);
-/* Evict least recently used idle entries until `need` bytes are free (e->mu held). */
-bool srs_evict_lru(struct engine *e, uint64_t need);
+/* Unlink least recently used idle entries worth at least `need` bytes (e->mu held) into the
+ * list *victims (chained by next) and return their bytes, still reserved: the caller frees
+ * them with srs_free_list without the lock (a GPU unload may wait for a kernel), then
+ * releases the bytes. */
+uint64_t srs_evict_lru(struct engine *e, uint64_t need, struct srs_entry **victims);
+void srs_free_list(struct engine *e, struct srs_entry *victims);   /* e->mu NOT held */
 void srs_free_all(struct engine *e);
 /* Validate a circuit id; fills the synthetic params when it is "synthetic-<N>" and the
  * sector size when it is a PoRep id ("porep-2k" ... "porep-64g"; 0 otherwise). */
@@ -54,6 +62,30 @@ int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, uint6
                  struct cuzk_error *err);
 
 #define SYNTH_PUBLIC_INPUTS 2     /* public inputs of every synthetic circuit (besides ONE) */
+
+/* A queued partition. Heap order: priority (high first), then job seq, then partition. */
+struct job;
+struct qitem { struct job *job; uint32_t part; };
+struct pqueue { struct qitem *v; size_t n, cap; };
+
+/* ---- GPU devices (devices.c): the per-device lock, SRS residency, the locked backend ---- */
+/* The backend call of one partition on engine device d, for g16_prove (ctx = this struct):
+ * takes the device lock, makes the entry resident, runs the seam's backend, unlocks. */
+struct dev_call {
+    struct engine *e;
+    unsigned dev, worker, part;
+    struct srs_entry *srs;
+    const char *job_id;
+};
+int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
+                struct cuzk_error *err);
+/* Upload entry s to every device (PreloadSRS); failures only log (the host copy serves). */
+void dev_upload_all(struct engine *e, struct srs_entry *s);
+/* Drop whatever of s the devices hold (before s is freed). e->mu NOT held. */
+void dev_unload_entry(struct engine *e, struct srs_entry *s);
+/* "vram", "host" or "loading" (e->mu held). */
+const char *srs_tier(const struct srs_entry *s);
 
 /* ---- jobs ---- */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
@@ -85,6 +117,8 @@ struct job {
                                      * partition can need it any more (job_input_release) */
     uint32_t n_parts, parts_done, parts_queued, parts_running;
     struct part *parts;
+    int dev;                        /* engine device index proving every partition; -1 until
+                                     * a GPU worker picks the first one (and on CPUs) */
     uint8_t *proof;                 /* n_parts * 192 bytes, filled in partition order */
     uint64_t submit_ns, start_ns, done_ns, srs_wait_ns;
     struct engine_result result;    /* valid when state == JOB_DONE */
@@ -107,9 +141,6 @@ int srs_load_porep(struct engine *e, struct srs_entry *x, struct cuzk_error *err
 /* sector size -> circuit id ("porep-2k", ...); NULL for a size without a PoRep circuit. */
 const char *porep_circuit_id(uint64_t sector_size);
 
-/* A queued partition. Heap order: priority (high first), then job seq, then partition. */
-struct qitem { struct job *job; uint32_t part; };
-struct pqueue { struct qitem *v; size_t n, cap; };
 
 struct worker {
     struct engine *e;
@@ -149,9 +180,11 @@ struct engine {
     unsigned n_workers, n_synth, n_live;
     struct engine_gpu_ops gpu;
     bool have_gpu;
+    char cpu_reason[CUZK_ERR_MSG_MAX + 64];   /* why the CPU proves ("" with GPUs) */
     int gpu_ordinals[CFG_MAX_DEVICES];
-    pthread_mutex_t dev_mu[CFG_MAX_DEVICES];
+    pthread_mutex_t dev_mu[CFG_MAX_DEVICES];  /* when the seam has no lock of its own */
     void *dev_ctx[CFG_MAX_DEVICES];
+    struct pqueue dev_q[CFG_MAX_DEVICES];     /* synthesized partitions of jobs bound to a GPU */
     unsigned n_dev;
     /* memory budget */
     uint64_t mem_total, mem_used;

@@ -40,7 +40,17 @@ int mem_reserve(struct engine *e, uint64_t n, struct cuzk_error *err)
     bool logged = false;
     while (e->mem_used + n > e->mem_total) {
         if (e->stopping) return cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
-        if (srs_evict_lru(e, e->mem_used + n - e->mem_total)) continue;
+        struct srs_entry *victims = NULL;
+        uint64_t freed = srs_evict_lru(e, e->mem_used + n - e->mem_total, &victims);
+        if (freed) {
+            /* Freeing may wait for a device lock (GPU unload): not under the engine lock,
+             * which callers already expect to be dropped here (as by the timed wait). */
+            pthread_mutex_unlock(&e->mu);
+            srs_free_list(e, victims);
+            pthread_mutex_lock(&e->mu);
+            mem_release(e, freed);
+            continue;
+        }
         if (!logged) {
             cuzk_log(CLOG_DEBUG, "waiting for memory: need %.1f MiB, %.1f of %.1f MiB in use",
                  (double)n / MiB, (double)e->mem_used / MiB, (double)e->mem_total / MiB);
@@ -108,20 +118,42 @@ static void unlink_entry(struct engine *e, struct srs_entry *x)
         if (*pp == x) { *pp = x->next; return; }
 }
 
+/* Free an entry that nobody can reach any more (e->mu NOT held). */
 static void entry_free(struct engine *e, struct srs_entry *s)
 {
     if (!s) return;
-    if (s->state == SRS_READY && e->have_gpu && e->gpu.unload)
-        for (unsigned d = 0; d < e->n_dev; d++) {
-            if (!e->dev_ctx[d]) continue;
-            pthread_mutex_lock(&e->dev_mu[d]);
-            e->gpu.unload(e->dev_ctx[d]);
-            pthread_mutex_unlock(&e->dev_mu[d]);
-        }
+    dev_unload_entry(e, s);   /* device copies first: contexts know keys by pointer */
     if (s->has_shape) g16_shape_free(&s->shape);
     g16_pk_free(&s->pk);
     g16_pvk_free(s->pvk);
     free(s);
+}
+
+/* [srs] validation -> the reader's mode (the configuration reader accepted only these). */
+static enum g16_validate validation_mode(const struct engine *e)
+{
+    if (!strcmp(e->cfg.srs_validation, "none")) return G16_VALIDATE_NONE;
+    if (!strcmp(e->cfg.srs_validation, "curve")) return G16_VALIDATE_CURVE;
+    return G16_VALIDATE_FULL;
+}
+
+/* Read a .params file with the configured validation and the digest cache, and log how it
+ * was checked (what an operator who chose "none" or "curve" needs to see). */
+static int read_params(struct engine *e, struct srs_entry *x, const char *path, struct cuzk_error *err)
+{
+    struct g16_params_read_opts o = {validation_mode(e), true, -1};
+    struct g16_params_read_report rep;
+    memset(&rep, 0, sizeof rep);
+    int rc = g16_params_read_ex(&x->pk, path, &o, pool_default(), &rep, err);
+    if (!rc)
+        cuzk_log(CLOG_INFO, "SRS read: circuit=%s read_ms=%" PRIu64 " check_ms=%" PRIu64
+                 " validation=%s checks=%s%s", x->id, rep.read_ns / 1000000, rep.check_ns / 1000000,
+                 e->cfg.srs_validation,
+                 rep.cache_hit ? "skipped (digest cache hit)"
+                 : o.mode == G16_VALIDATE_FULL ? "curve+subgroup"
+                 : o.mode == G16_VALIDATE_CURVE ? "curve" : "none (trusted file)",
+                 rep.cache_written ? ", digest cache written" : "");
+    return rc;
 }
 
 static uint64_t pow2_at_least(uint64_t n)
@@ -267,16 +299,8 @@ int srs_load_porep(struct engine *e, struct srs_entry *x, struct cuzk_error *err
 
     cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
              (double)fsize / MiB);
-    struct g16_params_read_opts o = {G16_VALIDATE_FULL, true, -1};
-    struct g16_params_read_report rep;
-    memset(&rep, 0, sizeof rep);
-    rc = g16_params_read_ex(&x->pk, path, &o, pool_default(), &rep, err);
-    if (!rc)
-        cuzk_log(CLOG_INFO, "SRS read: circuit=%s read_ms=%" PRIu64 " check_ms=%" PRIu64
-                 " validation=%s", x->id, rep.read_ns / 1000000, rep.check_ns / 1000000,
-                 rep.cache_hit ? "cached digest" : "full");
+    rc = read_params(e, x, path, err);
     if (!rc) rc = pk_matches(&x->pk, &x->shape, path, err);
-    x->tier = "host";
     return rc;
 }
 
@@ -299,14 +323,12 @@ static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *
         if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
         if (from_file) {
             cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s", x->id, path);
-            rc = g16_params_read(&x->pk, path, G16_VALIDATE_FULL, pool_default(), err);
+            rc = read_params(e, x, path, err);
             if (!rc) rc = pk_matches(&x->pk, &x->shape, path, err);
-            x->tier = "host";
         } else {
             cuzk_log(CLOG_INFO, "generating SRS in memory (local setup, for tests and benchmarks): "
                  "circuit=%s constraints=%" PRIu64, x->id, x->sp.n_constraints);
             rc = g16_setup(&x->pk, &x->shape, NULL, pool_default(), err);
-            x->tier = "host";
         }
     } else if (x->porep_size) {
         rc = srs_load_porep(e, x, err);
@@ -323,8 +345,7 @@ static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *
         if (rc) return cuzk_fail_prefix(err, rc, "loading SRS %s", x->id);
         cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
              (double)fsize / MiB);
-        rc = g16_params_read(&x->pk, path, G16_VALIDATE_FULL, pool_default(), err);
-        x->tier = "host";
+        rc = read_params(e, x, path, err);
     }
     if (!rc) {
         x->pvk = g16_pvk_new(&x->pk.vk, err);
@@ -374,7 +395,6 @@ int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64
         x->sp = sp;
         x->porep_size = porep_size;
         x->refs = 1;
-        x->tier = "loading";
         x->next = e->srs;
         e->srs = x;
         pthread_mutex_unlock(&e->mu);
@@ -416,7 +436,7 @@ void srs_release(struct engine *e, struct srs_entry *s)
     pthread_mutex_unlock(&e->mu);
 }
 
-bool srs_evict_lru(struct engine *e, uint64_t need)
+uint64_t srs_evict_lru(struct engine *e, uint64_t need, struct srs_entry **victims)
 {
     uint64_t now = cuzk_now_ns(), freed = 0;
     uint64_t min_idle = e->cfg.eviction_min_idle_ms * 1000000ull;
@@ -428,13 +448,23 @@ bool srs_evict_lru(struct engine *e, uint64_t need)
                 victim = s;
         if (!victim) break;
         unlink_entry(e, victim);
-        mem_release(e, victim->bytes);
         freed += victim->bytes;
-        cuzk_log(CLOG_INFO, "evicted for memory pressure: circuit=%s freed_mib=%.1f idle_s=%.0f",
-             victim->id, (double)victim->bytes / MiB, (double)(now - victim->last_used_ns) / 1e9);
-        entry_free(e, victim);
+        cuzk_log(CLOG_INFO, "evicted for memory pressure: circuit=%s tier=%s freed_mib=%.1f idle_s=%.0f",
+             victim->id, srs_tier(victim), (double)victim->bytes / MiB,
+             (double)(now - victim->last_used_ns) / 1e9);
+        victim->next = *victims;
+        *victims = victim;
     }
-    return freed > 0;
+    return freed;
+}
+
+void srs_free_list(struct engine *e, struct srs_entry *victims)
+{
+    while (victims) {
+        struct srs_entry *next = victims->next;
+        entry_free(e, victims);
+        victims = next;
+    }
 }
 
 int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *freed,
@@ -463,12 +493,17 @@ int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *free
                          "they finish", id, refs);
     }
     unlink_entry(e, x);
-    mem_release(e, x->bytes);
     *was_loaded = true;
     *freed = x->bytes;
+    const char *tier = srs_tier(x);
     pthread_mutex_unlock(&e->mu);
-    cuzk_log(CLOG_INFO, "SRS evicted: circuit=%s freed_mib=%.1f", id, (double)x->bytes / MiB);
-    entry_free(e, x);
+    cuzk_log(CLOG_INFO, "SRS evicted: circuit=%s tier=%s freed_mib=%.1f", id, tier,
+             (double)x->bytes / MiB);
+    uint64_t bytes = x->bytes;
+    entry_free(e, x);   /* VRAM copies are unloaded first */
+    pthread_mutex_lock(&e->mu);
+    mem_release(e, bytes);
+    pthread_mutex_unlock(&e->mu);
     return CUZK_OK;
 }
 

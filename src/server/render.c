@@ -53,21 +53,35 @@ char *render_status_json(const struct engine_snapshot *s)
     json_object_set_new(root, "gpu_workers", workers);
 
     json_t *gpus = json_array();
-    for (size_t i = 0; i < s->n_gpus; i++)
-        json_array_append_new(gpus, json_pack("{s:i,s:s,s:I,s:I,s:i,s:i}", "ordinal", s->gpus[i].ordinal,
-            "name", s->gpus[i].name, "vram_total_bytes", (json_int_t)s->gpus[i].vram_total,
-            "vram_free_bytes", (json_int_t)s->gpus[i].vram_free, "workers", (int)s->gpus[i].workers,
-            "busy_workers", (int)s->gpus[i].busy));
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct engine_gpu_snap *g = &s->gpus[i];
+        json_t *o = json_pack("{s:i,s:s,s:I,s:I,s:i,s:i}", "ordinal", g->ordinal,
+            "name", g->name, "vram_total_bytes", (json_int_t)g->vram_total,
+            "vram_free_bytes", (json_int_t)g->vram_free, "workers", (int)g->workers,
+            "busy_workers", (int)g->busy);
+        json_object_set_new(o, "current_job", g->busy ? json_string(g->current_job) : json_null());
+        json_object_set_new(o, "current_proof_kind",
+                            g->busy ? json_string(engine_kind_name(g->current_kind)) : json_null());
+        json_array_append_new(gpus, o);
+    }
     json_object_set_new(root, "gpus", gpus);
+    /* where proofs are computed, and why the CPU when it is the CPU */
+    json_object_set_new(root, "prover", json_pack("{s:s,s:s}", "device", s->prover ? s->prover : "cpu",
+        "reason", s->cpu_reason ? s->cpu_reason : ""));
 
     json_t *srs = json_array();
-    for (size_t i = 0; i < s->n_srs; i++)
-        json_array_append_new(srs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:i,s:b}", "circuit_id",
-            s->srs[i].circuit_id, "tier", s->srs[i].tier, "bytes", (json_int_t)s->srs[i].bytes,
-            "load_ms", (json_int_t)s->srs[i].load_ms,
+    for (size_t i = 0; i < s->n_srs; i++) {
+        json_t *vg = json_array();   /* ordinals of the GPUs holding the key in VRAM */
+        for (size_t d = 0; d < s->n_gpus && d < 32; d++)
+            if (s->srs[i].vram_mask >> d & 1) json_array_append_new(vg, json_integer(s->gpus[d].ordinal));
+        json_array_append_new(srs, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:i,s:b}", "circuit_id",
+            s->srs[i].circuit_id, "tier", s->srs[i].tier, "vram_gpus", vg,
+            "bytes", (json_int_t)s->srs[i].bytes, "load_ms", (json_int_t)s->srs[i].load_ms,
             "last_used_secs_ago", (json_int_t)(s->srs[i].idle_ms / 1000),
             "ref_count", (int)s->srs[i].refs, "evictable", s->srs[i].evictable));
-    json_object_set_new(root, "allocations", json_pack("{s:o}", "srs", srs));
+    }
+    json_object_set_new(root, "allocations", json_pack("{s:o,s:s}", "srs", srs,
+        "srs_validation", s->validation ? s->validation : "full"));
 
     json_t *ck = json_object(), *fk = json_object(), *xk = json_object();
     for (int k = 0; k < ENGINE_NKINDS; k++) {
@@ -148,6 +162,14 @@ char *render_metrics(const struct engine_snapshot *s)
                   "# HELP cuzk_srs_bytes Bytes held by resident parameter sets.\n"
                   "# TYPE cuzk_srs_bytes gauge\ncuzk_srs_bytes %llu\n",
               s->n_srs, (unsigned long long)srs_bytes);
+    sb_printf(&b, "# HELP cuzk_srs_resident_bytes Host bytes of each parameter set, by tier "
+                  "(vram: its key is also resident on a GPU; host: host memory only; loading).\n"
+                  "# TYPE cuzk_srs_resident_bytes gauge\n");
+    for (size_t i = 0; i < s->n_srs; i++)
+        sb_printf(&b, "cuzk_srs_resident_bytes{circuit_id=\"%s\",tier=\"%s\"} %llu\n",
+                  s->srs[i].circuit_id, s->srs[i].tier, (unsigned long long)s->srs[i].bytes);
+    sb_printf(&b, "# HELP cuzk_gpus GPUs the daemon proves on (0: proving on the CPU).\n"
+                  "# TYPE cuzk_gpus gauge\ncuzk_gpus %zu\n", s->n_gpus);
     sb_printf(&b, "# HELP cuzk_proofs_completed Proofs completed, by kind.\n"
                   "# TYPE cuzk_proofs_completed counter\n");
     for (int k = 0; k < ENGINE_NKINDS; k++)

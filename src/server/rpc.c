@@ -318,9 +318,11 @@ static void m_status(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     for (size_t i = 0; i < snap.n_srs; i++) {
         Cuzk__V1__SRSStatus x = CUZK__V1__SRSSTATUS__INIT;
         x.circuit_id = snap.srs[i].circuit_id;
-        /* HOT = resident and ready (VRAM or host memory); WARM = still loading */
-        x.tier = strcmp(snap.srs[i].tier, "loading") ? CUZK__V1__SRSSTATUS__TIER__HOT
-                                                     : CUZK__V1__SRSSTATUS__TIER__WARM;
+        /* HOT = the key is resident in VRAM (on at least one GPU); WARM = host memory only
+         * (streamed to the GPU per proof, or proved on the CPU); COLD = still loading */
+        x.tier = !strcmp(snap.srs[i].tier, "vram") ? CUZK__V1__SRSSTATUS__TIER__HOT
+                 : !strcmp(snap.srs[i].tier, "loading") ? CUZK__V1__SRSSTATUS__TIER__COLD
+                 : CUZK__V1__SRSSTATUS__TIER__WARM;
         x.size_bytes = snap.srs[i].bytes;
         x.ref_count = snap.srs[i].refs;
         srs[i] = x;

@@ -156,3 +156,26 @@ TEST(unknown_deprecated_and_ineffective_keys_warn)
     ASSERT_OK(parse(&c, "[scheduler]\nmax_batch_size = 1\n[pipeline]\nslot_size = 0\n", &w, err), err);
     ASSERT_EQ_INT(w.n, 0);
 }
+
+TEST(srs_validation_key)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    cfg_defaults(&c);
+    ASSERT(!strcmp(c.srs_validation, "full"));   /* the safe default */
+    ASSERT_STR_CONTAINS(cfg_default_toml, "validation = \"full\"\n");
+    static const char *modes[] = {"full", "curve", "none"};
+    for (int i = 0; i < 3; i++) {
+        char t[128];
+        snprintf(t, sizeof t, "[srs]\nvalidation = \"%s\"\n", modes[i]);
+        ASSERT_OK(parse(&c, t, &w, err), err);
+        ASSERT(!strcmp(c.srs_validation, modes[i]));
+        ASSERT_EQ_INT(w.n, 0);
+    }
+    ASSERT_CODE(parse(&c, "[srs]\n\nvalidation = \"fast\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "cuzk.toml:3: [srs] validation = \"fast\": expected \"full\", \"curve\" or \"none\"");
+    ASSERT_CODE(parse(&c, "[srs]\nvalidation = true\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[srs] validation = true");
+    ASSERT_CODE(parse(&c, "[srs]\nvalidation = \"FULL\"\n", &w, err), CUZK_E_FORMAT, err);
+}

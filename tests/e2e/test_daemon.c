@@ -868,7 +868,7 @@ TEST_T(porep_through_daemon, 900)
     ASSERT_MSG(stat(path, &st) == 0 && st.st_size > 0, "no cached shape at %s", path);
     char *log = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log, "building PoRep shape");
-    ASSERT_STR_CONTAINS(log, "validation=cached digest");
+    ASSERT_STR_CONTAINS(log, "checks=skipped (digest cache hit)");
     free(log);
 
     /* malformed C1: a malformed request, the parser's JSON path in the reason */
@@ -903,6 +903,166 @@ TEST_T(porep_through_daemon, 900)
     g16_pvk_free(pvk);
     g16_vk_free(&vk);
     fil_c1_free(&c);
+    stop_and_clean(&d);
+}
+#endif
+
+#if CUZK_CLIENT
+/* ---- devices, SRS tiers and parameter validation (CI builds have the GPU stub) ---- */
+
+/* An operator who names a GPU gets it or no daemon: never a silent fall back to the CPU. */
+TEST_T(explicit_gpu_refused_without_gpu_support, 60)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    ASSERT(!h_start(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[gpus]\ndevices = [0]\n", 20));
+    pid_t pid = h_spawn(&d, NULL);   /* again, for its exit status */
+    ASSERT_EQ_INT(h_wait(pid, 20), 1);
+    char *e = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(e, "cuzk-daemon: refusing to start: [gpus] devices = [0]: GPU 0 cannot be used: ");
+    ASSERT_STR_CONTAINS(e, "no CUDA support");
+    ASSERT_STR_CONTAINS(e, "make daemon-gpu");
+    free(e);
+    char *o = h_slurp(d.out_path);
+    ASSERT_MSG(!strstr(o, "ready"), "it must not become ready: %s", o);
+    free(o);
+    struct stat st;
+    char sock[600];
+    snprintf(sock, sizeof sock, "%s/cuzk.sock", d.dir);
+    ASSERT_MSG(stat(sock, &st) != 0, "nothing may be bound");
+    h_cleanup(&d);
+}
+
+/* No GPU listed and none found: CPU provers, said in the log, GetStatus, /status and
+ * /metrics; a loaded SRS is in the host tier (WARM), never claimed to be in VRAM (HOT). */
+TEST_T(no_gpu_cpu_provers_and_host_tier, 60)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    int hp = h_free_port();
+    char cfg[1024], http[64];
+    snprintf(cfg, sizeof cfg,
+             "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstatus_listen = \"127.0.0.1:%d\"\n"
+             "[memory]\ntotal_budget = \"1GiB\"\n[gpus]\ndevices = []\ngpu_workers_per_device = 3\n"
+             "[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
+    snprintf(http, sizeof http, "127.0.0.1:%d", hp);
+    start_or_fail(&d, cfg);
+    char *log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "proving on the CPU: no GPU found (");
+    ASSERT_STR_CONTAINS(log, "3 CPU prover workers");
+    free(log);
+    char *out = NULL;
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 0);
+    free(out);
+    struct cz_client *c = connect_to(d.addr);
+    Cuzk__V1__GetStatusResponse *gs = get_status(c);
+    ASSERT_EQ_U64(gs->n_gpus, 0);
+    ASSERT_EQ_U64(gs->n_loaded_srs, 1);
+    ASSERT_EQ_INT(gs->loaded_srs[0]->tier, CUZK__V1__SRSSTATUS__TIER__WARM);
+    ASSERT(gs->loaded_srs[0]->size_bytes > 0);
+    protobuf_c_message_free_unpacked(&gs->base, NULL);
+    cz_close(c);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "status"), 0);
+    ASSERT_STR_CONTAINS(out, "(none: proving on the CPU)");
+    ASSERT_STR_CONTAINS(out, "synthetic-256 — WARM");
+    free(out);
+    char *body = NULL;
+    ASSERT_EQ_INT(h_http_get(http, "/status", &body), 200);
+    ASSERT_STR_CONTAINS(body, "\"device\": \"cpu\"");
+    ASSERT_STR_CONTAINS(body, "no GPU found");
+    ASSERT_STR_CONTAINS(body, "\"gpus\": []");
+    ASSERT_STR_CONTAINS(body, "\"tier\": \"host\"");
+    ASSERT_STR_CONTAINS(body, "\"srs_validation\": \"full\"");
+    free(body);
+    ASSERT_EQ_INT(h_http_get(http, "/metrics", &body), 200);
+    ASSERT_STR_CONTAINS(body, "cuzk_gpus 0\n");
+    ASSERT_STR_CONTAINS(body, "cuzk_srs_resident_bytes{circuit_id=\"synthetic-256\",tier=\"host\"} ");
+    ASSERT_STR_CONTAINS(body, "cuzk_gpu_workers 3\n");
+    free(body);
+    stop_and_clean(&d);
+}
+
+static bool file_there(const char *dir, const char *name)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* [srs] validation: "none" trusts the file (a point off the curve loads; the proof made with it
+ * fails self-verification, so nothing wrong is returned), "curve" rejects that point, and only
+ * "full" writes the digest cache that lets later loads skip the checks. */
+TEST_T(srs_validation_modes, 120)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct cuzk_error err_s, *err = &err_s;
+    struct vkit good, bad;
+    vkit_make(&good, d.dir, 512);
+    vkit_make(&bad, d.dir, 256);
+    /* flip the lowest bit of x of h[0]: still < p, off the curve (y no longer fits) */
+    char path[600];
+    snprintf(path, sizeof path, "%s/synthetic-256.params", d.dir);
+    struct g16_params_info info;
+    ASSERT_OK(g16_params_info(&info, path, err), err);
+    FILE *f = fopen(path, "r+b");
+    ASSERT(f);
+    uint8_t byte;
+    ASSERT(fseek(f, (long)info.off_h + 47, SEEK_SET) == 0 && fread(&byte, 1, 1, f) == 1);
+    byte ^= 1;
+    ASSERT(fseek(f, (long)info.off_h + 47, SEEK_SET) == 0 && fwrite(&byte, 1, 1, f) == 1);
+    fclose(f);
+
+    static const char *cfg_fmt = "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\n[memory]\n"
+                                 "total_budget = \"1GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\n"
+                                 "validation = \"%s\"\n";
+    char cfg[512], *out = NULL;
+
+    snprintf(cfg, sizeof cfg, cfg_fmt, "none");
+    start_or_fail(&d, cfg);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 0);   /* trusted: loads */
+    free(out);
+    struct cz_client *c = connect_to(d.addr);
+    uint8_t seed[8];
+    seed_bytes(seed, 7);
+    char det[512];
+    Cuzk__V1__ProveResponse *r = NULL;
+    ASSERT_EQ_INT(prove(c, 100, 256, seed, &r, det), 0);
+    ASSERT_MSG(r->result->status == 2, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_STR_CONTAINS(r->result->error_message, "self-verification failed");
+    ASSERT_EQ_U64(r->result->proof.len, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(c);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-512"), 0);
+    free(out);
+    ASSERT(!file_there(d.dir, "synthetic-512.params.validated"));
+    char *log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "validation=none checks=none (trusted file)");
+    free(log);
+    stop_ok(&d);
+
+    snprintf(cfg, sizeof cfg, cfg_fmt, "curve");
+    start_or_fail(&d, cfg);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 1);
+    ASSERT_STR_CONTAINS(out, "not on the curve");
+    free(out);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-512"), 0);
+    free(out);
+    ASSERT(!file_there(d.dir, "synthetic-512.params.validated"));   /* only "full" vouches */
+    stop_ok(&d);
+
+    snprintf(cfg, sizeof cfg, cfg_fmt, "full");
+    start_or_fail(&d, cfg);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-512"), 0);
+    free(out);
+    ASSERT(file_there(d.dir, "synthetic-512.params.validated"));
+    log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "validation=full checks=curve+subgroup, digest cache written");
+    free(log);
     stop_and_clean(&d);
 }
 #endif

@@ -213,6 +213,9 @@ def t_srs_status_metrics(d):
     st = d.call("GetStatus", pb.GetStatusRequest())
     ids = {s.circuit_id: s for s in st.loaded_srs}
     assert "synthetic-300" in ids and ids["synthetic-300"].size_bytes > 0, st
+    # CI has no GPU: no GPU listed, and the key is in host memory (WARM), not in VRAM (HOT)
+    assert len(st.gpus) == 0, st
+    assert ids["synthetic-300"].tier == pb.SRSStatus.WARM, st
     assert st.memory_budget_bytes == 2 << 30
     kinds = [q.proof_kind for q in st.queues]
     assert kinds == ["porep-c2", "snap-update", "window-post", "winning-post", "synthetic"], kinds
@@ -242,6 +245,9 @@ def t_srs_status_metrics(d):
         assert all(p["state"] in ("pending", "synthesizing", "synth_done", "gpu", "done",
                                   "failed", "dropped") for p in job["partitions"])
     assert isinstance(doc["gpu_workers"], list) and doc["gpu_workers"]
+    assert doc["gpus"] == [] and doc["prover"]["device"] == "cpu", doc["prover"]
+    assert doc["prover"]["reason"].startswith("no GPU found"), doc["prover"]
+    assert doc["allocations"]["srs_validation"] == "full"
     try:
         urllib.request.urlopen("http://127.0.0.1:%d/nope" % d.http_port, timeout=10)
         raise AssertionError("404 expected")

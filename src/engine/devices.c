@@ -1,0 +1,134 @@
+/* devices.c: the engine's GPU side: the per-device lock around the backend call only, and the
+ * SRS tiers (key resident in a device's VRAM, or host memory streamed per proof). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuzk/log.h"
+#include "engine_internal.h"
+
+static void dev_lock(struct engine *e, unsigned d)
+{
+    if (e->gpu.lock) e->gpu.lock(e->dev_ctx[d]);
+    else pthread_mutex_lock(&e->dev_mu[d]);
+}
+
+static void dev_unlock(struct engine *e, unsigned d)
+{
+    if (e->gpu.unlock) e->gpu.unlock(e->dev_ctx[d]);
+    else pthread_mutex_unlock(&e->dev_mu[d]);
+}
+
+const char *srs_tier(const struct srs_entry *s)
+{
+    if (s->state != SRS_READY) return "loading";
+    return s->vram_mask ? "vram" : "host";
+}
+
+/* Make entry s resident on device d (device lock held, e->mu not held): shape, then key.
+ * A context holds one shape and one key and recognises them by pointer, so loading s
+ * replaces (or, when the key does not fit, just drops) what another entry had there. A key
+ * that does not fit is not an error: the backend streams it from host memory per proof. */
+static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, struct cuzk_error *err)
+{
+    const uint32_t bit = 1u << d;
+    void *ctx = e->dev_ctx[d];
+    pthread_mutex_lock(&e->mu);
+    s->dev_mask |= bit;   /* from here on s may have something on d */
+    bool was = (s->vram_mask & bit) != 0;
+    pthread_mutex_unlock(&e->mu);
+
+    int rc = e->gpu.load_shape ? e->gpu.load_shape(ctx, &s->shape, err) : CUZK_OK;
+    if (rc) return cuzk_fail_prefix(err, rc, "GPU %d: circuit matrices of %s", e->gpu_ordinals[d], s->id);
+    struct cuzk_error kerr;
+    cuzk_error_clear(&kerr);
+    int krc = e->gpu.load_pk ? e->gpu.load_pk(ctx, &s->pk, &kerr) : CUZK_E_UNSUPPORTED;
+    bool fits = krc == CUZK_OK;
+    bool log_stream = false;
+    pthread_mutex_lock(&e->mu);
+    for (struct srs_entry *x = e->srs; x; x = x->next) {
+        if (x == s) continue;
+        x->vram_mask &= ~bit;   /* any other key was unloaded before this one was tried */
+        if (fits || krc == CUZK_E_GPU_NOMEM) x->dev_mask &= ~bit;
+    }
+    if (fits) {
+        s->vram_mask |= bit;
+    } else {
+        s->vram_mask &= ~bit;
+        log_stream = !(s->stream_logged & bit);
+        s->stream_logged |= bit;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (fits && !was)
+        cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->gpu_ordinals[d]);
+    if (krc == CUZK_E_GPU_NOMEM || krc == CUZK_E_UNSUPPORTED) {
+        if (log_stream)
+            cuzk_log(CLOG_WARN, "SRS %s stays in host memory for GPU %d (%s); its key is streamed "
+                     "to the GPU for each proof", s->id, e->gpu_ordinals[d],
+                     krc == CUZK_E_UNSUPPORTED ? "no residency support" : kerr.msg);
+        return CUZK_OK;
+    }
+    if (krc) {
+        if (err) *err = kerr;
+        return cuzk_fail_prefix(err, krc, "GPU %d: proving key of %s", e->gpu_ordinals[d], s->id);
+    }
+    return CUZK_OK;
+}
+
+int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
+                struct cuzk_error *err)
+{
+    struct dev_call *c = dev_call;
+    struct engine *e = c->e;
+    /* Only the kernels run under the device lock: the witness was computed before, and the
+     * proof assembly (g16_prove) and verification run after this returns. */
+    dev_lock(e, c->dev);
+    clog_timeline("GPU_START", c->job_id, "worker=%u,partition=%u,gpu=%d", c->worker, c->part,
+                  e->gpu_ordinals[c->dev]);
+    int rc = make_resident(e, c->dev, c->srs, err);
+    if (!rc) rc = e->gpu.backend(out, s, pk, w, e->dev_ctx[c->dev], t, err);
+    dev_unlock(e, c->dev);
+    return rc;
+}
+
+void dev_upload_all(struct engine *e, struct srs_entry *s)
+{
+    if (!e->have_gpu) return;
+    for (unsigned d = 0; d < e->n_dev; d++) {
+        struct cuzk_error err;
+        cuzk_error_clear(&err);
+        dev_lock(e, d);
+        int rc = make_resident(e, d, s, &err);
+        dev_unlock(e, d);
+        if (rc)
+            cuzk_log(CLOG_WARN, "SRS %s not uploaded to GPU %d: %s (it is uploaded at its first "
+                     "proof there)", s->id, e->gpu_ordinals[d], err.msg);
+    }
+}
+
+void dev_unload_entry(struct engine *e, struct srs_entry *s)
+{
+    if (!e->have_gpu) return;
+    pthread_mutex_lock(&e->mu);
+    uint32_t mask = s->dev_mask;
+    pthread_mutex_unlock(&e->mu);
+    for (unsigned d = 0; d < e->n_dev; d++) {
+        const uint32_t bit = 1u << d;
+        if (!(mask & bit)) continue;
+        /* Contexts know keys by pointer: drop the device copy before the host copy goes, so a
+         * later entry allocated at the same address is never taken for this one. */
+        dev_lock(e, d);
+        if (e->gpu.unload) e->gpu.unload(e->dev_ctx[d]);
+        pthread_mutex_lock(&e->mu);
+        s->dev_mask &= ~bit;
+        s->vram_mask &= ~bit;
+        for (struct srs_entry *x = e->srs; x; x = x->next) {   /* the unload dropped theirs too */
+            x->dev_mask &= ~bit;
+            x->vram_mask &= ~bit;
+        }
+        pthread_mutex_unlock(&e->mu);
+        dev_unlock(e, d);
+        cuzk_log(CLOG_DEBUG, "SRS unloaded from GPU: circuit=%s gpu=%d", s->id, e->gpu_ordinals[d]);
+    }
+}

@@ -1,0 +1,288 @@
+/* test_engine_gpu.c: the engine's GPU worker logic with fake devices (CI has no GPU): the
+ * backend runs only under its device's lock and never twice at once on a device, every
+ * partition of a job runs on one device, the SRS tiers (VRAM after PreloadSRS, host when the
+ * key does not fit, one resident key per device), unload on evict, contexts freed, and the
+ * status snapshot (each GPU once, name, memory, workers). The fake backend computes with the
+ * CPU backend and every proof is verified by the engine, so wrong plumbing fails the jobs. */
+#include "test.h"
+
+#ifndef CUZK_CLIENT
+#define CUZK_CLIENT 0
+#endif
+
+#if !CUZK_CLIENT
+TEST(engine_gpu_needs_daemon_build) { test_skip("built with CUZK_CLIENT=0: no daemon engine"); }
+#else
+#include <pthread.h>
+#include <unistd.h>
+
+#include "cuzk/engine.h"
+#include "cuzk/log.h"
+
+#define NDEV 2
+
+struct fake_gpu {
+    int ordinal;
+    pthread_mutex_t mu;
+    volatile int held, inside;
+    const struct g16_pk *pk;            /* "resident" key */
+    const struct g16_shape *shape;
+    bool nomem;                         /* load_pk answers CUZK_E_GPU_NOMEM */
+    unsigned calls, unloads, freed;
+};
+
+static struct fake_gpu fakes[NDEV];
+static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned violations_unlocked, violations_overlap, violations_mixed;
+static struct { const struct g16_shape *shape; int dev; } seen[64];
+static unsigned n_seen;
+
+static int f_info(void *ctx, char *name, size_t cap, uint64_t *total, uint64_t *free_b)
+{
+    struct fake_gpu *g = ctx;
+    snprintf(name, cap, "Fake GPU %d", g->ordinal);
+    *total = 16ull << 30;
+    *free_b = 8ull << 30;
+    return CUZK_OK;
+}
+static void f_free(void *ctx) { ((struct fake_gpu *)ctx)->freed++; }
+static void f_lock(void *ctx)
+{
+    struct fake_gpu *g = ctx;
+    pthread_mutex_lock(&g->mu);
+    g->held = 1;
+}
+static void f_unlock(void *ctx)
+{
+    struct fake_gpu *g = ctx;
+    g->held = 0;
+    pthread_mutex_unlock(&g->mu);
+}
+static int f_load_shape(void *ctx, const struct g16_shape *s, struct cuzk_error *err)
+{
+    (void)err;
+    struct fake_gpu *g = ctx;
+    if (!g->held) violations_unlocked++;
+    g->shape = s;
+    return CUZK_OK;
+}
+static int f_load_pk(void *ctx, const struct g16_pk *pk, struct cuzk_error *err)
+{
+    struct fake_gpu *g = ctx;
+    if (!g->held) violations_unlocked++;
+    if (g->pk == pk) return CUZK_OK;
+    g->pk = NULL;   /* like the real context: the old key goes first */
+    if (g->nomem) return cuzk_fail(err, CUZK_E_GPU_NOMEM, "fake: not enough GPU memory");
+    g->pk = pk;
+    return CUZK_OK;
+}
+static void f_unload(void *ctx)
+{
+    struct fake_gpu *g = ctx;
+    if (!g->held) violations_unlocked++;
+    g->pk = NULL;
+    g->shape = NULL;
+    g->unloads++;
+}
+static int f_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                     const struct g16_assignment *w, void *ctx, struct g16_timings *t,
+                     struct cuzk_error *err)
+{
+    struct fake_gpu *g = ctx;
+    int dev = (int)(g - fakes);
+    if (__atomic_add_fetch(&g->inside, 1, __ATOMIC_SEQ_CST) != 1) violations_overlap++;
+    pthread_mutex_lock(&rec_mu);
+    if (!g->held) violations_unlocked++;
+    g->calls++;
+    unsigned i = 0;
+    while (i < n_seen && seen[i].shape != s) i++;   /* one circuit per job: shape = job */
+    if (i == n_seen && n_seen < 64) {
+        seen[i].shape = s;
+        seen[i].dev = dev;
+        n_seen++;
+    } else if (i < n_seen && seen[i].dev != dev) {
+        violations_mixed++;
+    }
+    pthread_mutex_unlock(&rec_mu);
+    usleep(3000);   /* widen the window in which a second worker could overlap */
+    int rc = g16_backend_cpu(out, s, pk, w, NULL, t, err);
+    __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+static const int ordinals[NDEV] = {3, 5};
+static void *ctxs[NDEV];
+
+static struct engine *start(void)
+{
+    for (int d = 0; d < NDEV; d++) {
+        memset(&fakes[d], 0, sizeof fakes[d]);
+        fakes[d].ordinal = ordinals[d];
+        pthread_mutex_init(&fakes[d].mu, NULL);
+        ctxs[d] = &fakes[d];
+    }
+    struct engine_gpu_ops ops = {
+        .n_devices = NDEV, .ordinals = ordinals, .ctxs = ctxs, .info = f_info, .ctx_free = f_free,
+        .lock = f_lock, .unlock = f_unlock, .load_shape = f_load_shape, .load_pk = f_load_pk,
+        .unload = f_unload, .backend = f_backend,
+    };
+    struct cuzk_config cfg;
+    cfg_defaults(&cfg);
+    cfg.budget_auto = false;
+    cfg.total_budget = 1ull << 30;
+    cfg.gpu_workers_per_device = 2;
+    cfg.max_parallel_synthesis = 2;
+    snprintf(cfg.param_cache, sizeof cfg.param_cache, "/nonexistent-cuzk-test");   /* local setups */
+    clog_set_level(CLOG_WARN);
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine *e = engine_new(&cfg, &ops, err);
+    ASSERT_MSG(e, "engine_new: %s", err->msg);
+    return e;
+}
+
+static const struct engine_srs_snap *find_srs(const struct engine_snapshot *s, const char *id)
+{
+    for (size_t i = 0; i < s->n_srs; i++)
+        if (!strcmp(s->srs[i].circuit_id, id)) return &s->srs[i];
+    return NULL;
+}
+
+static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_request r;
+    memset(&r, 0, sizeof r);
+    r.request_id = id;
+    r.kind = ENGINE_KIND_SYNTHETIC;
+    r.synthetic_constraints = n;
+    r.synthetic_partitions = parts;
+    char job[ENGINE_ID_MAX];
+    uint32_t pos;
+    bool existing;
+    ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
+}
+
+static void await_ok(struct engine *e, const char *id, uint32_t parts)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_result res;
+    ASSERT_OK(engine_await(e, id, 120000, &res, err), err);
+    ASSERT_MSG(res.status == ENGINE_COMPLETED, "job %s: %s %s", id, engine_status_name(res.status), res.error);
+    ASSERT_EQ_U64(res.proof_len, (uint64_t)parts * G16_PROOF_BYTES);
+    engine_result_free(&res);
+}
+
+TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine *e = start();
+    struct engine_snapshot s;
+
+    /* PreloadSRS puts the key into VRAM on every GPU */
+    bool already;
+    uint64_t ms;
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    ASSERT_EQ_U64(s.n_gpus, NDEV);
+    ASSERT_STR_CONTAINS(s.prover, "gpu");
+    const struct engine_srs_snap *x = find_srs(&s, "synthetic-64");
+    ASSERT(x);
+    ASSERT_STR_CONTAINS(x->tier, "vram");
+    ASSERT_EQ_U64(x->vram_mask, 3);
+    engine_snapshot_free(&s);
+    ASSERT(fakes[0].pk && fakes[0].pk == fakes[1].pk);
+
+    /* four jobs of distinct circuits, several partitions each, on 2 GPUs x 2 workers */
+    static const uint64_t sizes[4] = {64, 96, 128, 160};
+    char ids[4][16];
+    for (int i = 0; i < 4; i++) {
+        snprintf(ids[i], sizeof ids[i], "job-%d", i);
+        submit(e, ids[i], sizes[i], 5);
+    }
+    for (int i = 0; i < 4; i++) await_ok(e, ids[i], 5);
+    ASSERT_EQ_U64(fakes[0].calls + fakes[1].calls, 20);
+    ASSERT_EQ_U64(n_seen, 4);
+    ASSERT_EQ_U64(violations_unlocked, 0);   /* backend and residency only under the lock */
+    ASSERT_EQ_U64(violations_overlap, 0);    /* one kernel sequence per GPU at a time */
+    ASSERT_EQ_U64(violations_mixed, 0);      /* a job's partitions never change GPU */
+
+    /* status: each GPU once, with its name, memory and workers; at most one key per GPU */
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    ASSERT_EQ_U64(s.n_gpus, NDEV);
+    for (int d = 0; d < NDEV; d++) {
+        ASSERT_EQ_INT(s.gpus[d].ordinal, ordinals[d]);
+        char want[32];
+        snprintf(want, sizeof want, "Fake GPU %d", ordinals[d]);
+        ASSERT_STR_CONTAINS(s.gpus[d].name, want);
+        ASSERT_EQ_U64(s.gpus[d].vram_total, 16ull << 30);
+        ASSERT_EQ_U64(s.gpus[d].workers, 2);
+        unsigned keys = 0;
+        for (size_t i = 0; i < s.n_srs; i++) keys += (s.srs[i].vram_mask >> d) & 1;
+        ASSERT_MSG(keys == (fakes[d].pk ? 1u : 0u), "GPU %d: %u entries claim VRAM", d, keys);
+    }
+    size_t gpu_workers = 0;
+    for (size_t i = 0; i < s.n_workers; i++) gpu_workers += s.workers[i].gpu_ordinal >= 0;
+    ASSERT_EQ_U64(gpu_workers, 4);
+    engine_snapshot_free(&s);
+
+    /* evict: the VRAM copies are unloaded on the GPUs that held anything of the entry */
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);   /* resident again */
+    unsigned u0 = fakes[0].unloads, u1 = fakes[1].unloads;
+    bool was;
+    uint64_t freed;
+    ASSERT_OK(engine_evict(e, "synthetic-64", &was, &freed, err), err);
+    ASSERT(was && freed > 0);
+    ASSERT_EQ_U64(fakes[0].unloads, u0 + 1);
+    ASSERT_EQ_U64(fakes[1].unloads, u1 + 1);
+    ASSERT(!fakes[0].pk && !fakes[1].pk);
+
+    /* a key that does not fit stays in host memory and is streamed; proofs still complete */
+    fakes[0].nomem = fakes[1].nomem = true;
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    x = find_srs(&s, "synthetic-32");
+    ASSERT(x);
+    ASSERT_STR_CONTAINS(x->tier, "host");
+    ASSERT_EQ_U64(x->vram_mask, 0);
+    engine_snapshot_free(&s);
+    pthread_mutex_lock(&rec_mu);
+    n_seen = 0;   /* the new entry may sit at the evicted one's address: shape pointers repeat */
+    pthread_mutex_unlock(&rec_mu);
+    submit(e, "streamed", 32, 2);
+    await_ok(e, "streamed", 2);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    ASSERT_EQ_U64(violations_overlap, 0);
+    ASSERT_EQ_U64(violations_mixed, 0);
+
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    ASSERT_EQ_U64(fakes[0].freed, 1);   /* the engine owned and freed both contexts */
+    ASSERT_EQ_U64(fakes[1].freed, 1);
+}
+
+TEST_T(no_gpu_means_cpu_provers_with_reason, 60)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_gpu_ops ops;
+    memset(&ops, 0, sizeof ops);
+    ops.cpu_reason = "no GPU found (test)";
+    struct cuzk_config cfg;
+    cfg_defaults(&cfg);
+    cfg.budget_auto = false;
+    cfg.total_budget = 1ull << 30;
+    cfg.gpu_workers_per_device = 3;
+    clog_set_level(CLOG_WARN);
+    struct engine *e = engine_new(&cfg, &ops, err);
+    ASSERT_MSG(e, "engine_new: %s", err->msg);
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    ASSERT_EQ_U64(s.n_gpus, 0);
+    ASSERT_STR_CONTAINS(s.prover, "cpu");
+    ASSERT_STR_CONTAINS(s.cpu_reason, "no GPU found (test)");
+    ASSERT_EQ_U64(s.n_workers, 3);   /* gpu_workers_per_device CPU provers */
+    for (size_t i = 0; i < s.n_workers; i++) ASSERT_EQ_INT(s.workers[i].gpu_ordinal, -1);
+    engine_snapshot_free(&s);
+    engine_shutdown(e, 1000);
+    engine_free(e);
+}
+#endif
