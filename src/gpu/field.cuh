@@ -55,6 +55,76 @@ typedef mont<fr_params> dfr;
  * the chain in order (the carry flag is invisible to it). */
 #define CZ_ASM(...) asm volatile(__VA_ARGS__)
 
+/* One-instruction carry-chain primitives (PTX names: cc = sets the carry, c = adds it). With
+ * CZ_HOST_EMU they are also host functions emulating the flag, so that a host program can check
+ * the product formulations bit-for-bit without a GPU (the device build never defines it). */
+#ifdef CZ_HOST_EMU
+#define CZ_FN __host__ __device__ __forceinline__
+static uint32_t cz_emu_cf;
+#else
+#define CZ_FN __device__ __forceinline__
+#endif
+
+#if defined(CZ_HOST_EMU) && !defined(__CUDA_ARCH__)
+CZ_FN uint32_t cz_emu_add(uint64_t s, bool set)
+{
+    if (set) cz_emu_cf = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+}
+CZ_FN uint32_t cz_mul_lo(uint32_t a, uint32_t b) { return a * b; }
+CZ_FN uint32_t cz_mul_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
+CZ_FN uint32_t cz_madlo_cc(uint32_t a, uint32_t b, uint32_t c) { return cz_emu_add((uint64_t)(a * b) + c, true); }
+CZ_FN uint32_t cz_madlo_c_cc(uint32_t a, uint32_t b, uint32_t c) { return cz_emu_add((uint64_t)(a * b) + c + cz_emu_cf, true); }
+CZ_FN uint32_t cz_madhi_cc(uint32_t a, uint32_t b, uint32_t c) { return cz_emu_add((uint64_t)cz_mul_hi(a, b) + c, true); }
+CZ_FN uint32_t cz_madhi_c_cc(uint32_t a, uint32_t b, uint32_t c) { return cz_emu_add((uint64_t)cz_mul_hi(a, b) + c + cz_emu_cf, true); }
+CZ_FN uint32_t cz_madhi_c(uint32_t a, uint32_t b, uint32_t c) { return cz_emu_add((uint64_t)cz_mul_hi(a, b) + c + cz_emu_cf, false); }
+CZ_FN uint32_t cz_add_cc(uint32_t a, uint32_t b) { return cz_emu_add((uint64_t)a + b, true); }
+CZ_FN uint32_t cz_addc_cc(uint32_t a, uint32_t b) { return cz_emu_add((uint64_t)a + b + cz_emu_cf, true); }
+CZ_FN uint32_t cz_addc(uint32_t a, uint32_t b) { return cz_emu_add((uint64_t)a + b + cz_emu_cf, false); }
+CZ_FN uint32_t cz_sub_cc(uint32_t a, uint32_t b)
+{
+    cz_emu_cf = a < b;
+    return a - b;
+}
+CZ_FN uint32_t cz_subc_cc(uint32_t a, uint32_t b)
+{
+    uint64_t d = (uint64_t)a - b - cz_emu_cf;
+    cz_emu_cf = (uint32_t)(d >> 63);
+    return (uint32_t)d;
+}
+CZ_FN uint32_t cz_subc(uint32_t a, uint32_t b) { return a - b - cz_emu_cf; }
+#else
+#define CZ_OP3(name, ins)                                                              \
+    CZ_FN uint32_t name(uint32_t a, uint32_t b, uint32_t c)                            \
+    {                                                                                  \
+        uint32_t d;                                                                    \
+        CZ_ASM(ins " %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));             \
+        return d;                                                                      \
+    }
+#define CZ_OP2(name, ins)                                                              \
+    CZ_FN uint32_t name(uint32_t a, uint32_t b)                                        \
+    {                                                                                  \
+        uint32_t d;                                                                    \
+        CZ_ASM(ins " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));                         \
+        return d;                                                                      \
+    }
+CZ_FN uint32_t cz_mul_lo(uint32_t a, uint32_t b) { return a * b; }
+CZ_FN uint32_t cz_mul_hi(uint32_t a, uint32_t b) { return __umulhi(a, b); }
+CZ_OP3(cz_madlo_cc, "mad.lo.cc.u32")
+CZ_OP3(cz_madlo_c_cc, "madc.lo.cc.u32")
+CZ_OP3(cz_madhi_cc, "mad.hi.cc.u32")
+CZ_OP3(cz_madhi_c_cc, "madc.hi.cc.u32")
+CZ_OP3(cz_madhi_c, "madc.hi.u32")
+CZ_OP2(cz_add_cc, "add.cc.u32")
+CZ_OP2(cz_addc_cc, "addc.cc.u32")
+CZ_OP2(cz_addc, "addc.u32")
+CZ_OP2(cz_sub_cc, "sub.cc.u32")
+CZ_OP2(cz_subc_cc, "subc.cc.u32")
+CZ_OP2(cz_subc, "subc.u32")
+#undef CZ_OP2
+#undef CZ_OP3
+#endif
+
 template <class P> __device__ __forceinline__ mont<P> f_zero()
 {
     mont<P> r;
@@ -95,15 +165,15 @@ template <class P> __device__ __forceinline__ bool f_is_one(const mont<P> &a)
     return x == 0;
 }
 
-/* s = t - p if t >= p else t (t < 2p, t fits N limbs). */
-template <class P> __device__ __forceinline__ void f_reduce_once(uint32_t *out, const uint32_t *t)
+/* out = t - p if t >= p else t (t < 2p, t fits N limbs). */
+template <class P> CZ_FN void f_reduce_once(uint32_t *out, const uint32_t *t)
 {
     constexpr int N = P::N;
     uint32_t s[N], br;
-    CZ_ASM("sub.cc.u32 %0, %1, %2;" : "=r"(s[0]) : "r"(t[0]), "r"(P::p(0)));
+    s[0] = cz_sub_cc(t[0], P::p(0));
 #pragma unroll
-    for (int i = 1; i < N; i++) CZ_ASM("subc.cc.u32 %0, %1, %2;" : "=r"(s[i]) : "r"(t[i]), "r"(P::p(i)));
-    CZ_ASM("subc.u32 %0, %1, %1;" : "=r"(br) : "r"(0));
+    for (int i = 1; i < N; i++) s[i] = cz_subc_cc(t[i], P::p(i));
+    br = cz_subc(0, 0);
 #pragma unroll
     for (int i = 0; i < N; i++) out[i] = br ? t[i] : s[i];
 }
@@ -145,45 +215,91 @@ template <class P> __device__ __forceinline__ mont<P> f_neg(const mont<P> &a)
 
 template <class P> __device__ __forceinline__ mont<P> f_dbl(const mont<P> &a) { return a + a; }
 
-/* Montgomery product, CIOS with 32-bit words: per word of b, add a*b_i (low halves then high
- * halves, each as one carry chain), then add m*p with m = t0 * n0 and drop the zero word. The
- * running value stays below 2p, so N + 2 words are plenty. */
-template <class P> __device__ __forceinline__ mont<P> operator*(const mont<P> &a, const mont<P> &b)
+/* Montgomery product, CIOS over 32-bit words of b with the partial sum split in two
+ * accumulators (the even/odd technique of Emmart et al. for NVIDIA GPUs): E takes the products
+ * of the even limbs of a (and p), lo half at word j and hi half at j + 1, which never overlap,
+ * so one alternating lo/hi carry chain adds a whole row; O takes the odd limbs the same way,
+ * stored one word up (O[k] weighs word k + 1). A row is thus 2 chains of N instead of 4, with
+ * no separate carry-propagation steps. After m*p is added, E[0] is zero and dividing by 2^32
+ * makes O word-aligned: it becomes the next row's E, while the old E (E[k] now at word k - 1)
+ * becomes the next O for free, since mad's destination may differ from its addend; only E[1],
+ * now at word 0, is added separately. Bounds (a, b < p < 2^(32N-1)): the running value stays
+ * below 2p, so O never carries out of its top word (its value is at most the total / 2^32);
+ * E's carries out of word N - 1 go into O[N - 1]. */
+template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const uint32_t *b)
 {
     constexpr int N = P::N;
-    uint32_t t[N + 2];
+    uint32_t e[N], o[N];
+    /* row 0: plain products, no accumulation */
 #pragma unroll
-    for (int i = 0; i < N + 2; i++) t[i] = 0;
+    for (int j = 0; j < N; j += 2) {
+        e[j] = cz_mul_lo(a[j], b[0]);
+        e[j + 1] = cz_mul_hi(a[j], b[0]);
+        o[j] = cz_mul_lo(a[j + 1], b[0]);
+        o[j + 1] = cz_mul_hi(a[j + 1], b[0]);
+    }
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        const uint32_t bi = b.v[i];
-        CZ_ASM("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
+        if (i > 0) {
+            /* (e, o) of the previous row, divided by 2^32: o is aligned (new e), e[k] weighs
+             * word k - 1: e[1] joins word 0, e[k + 2] is the addend of new o[k]. */
+            uint32_t ne[N], no[N];
+            const uint32_t bi = b[i];
+            ne[0] = cz_add_cc(o[0], e[1]);
 #pragma unroll
-        for (int j = 1; j < N; j++) CZ_ASM("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
-        CZ_ASM("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        CZ_ASM("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        CZ_ASM("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
+            for (int j = 0; j < N - 2; j += 2) {
+                no[j] = cz_madlo_c_cc(a[j + 1], bi, e[j + 2]);
+                no[j + 1] = cz_madhi_c_cc(a[j + 1], bi, e[j + 3]);
+            }
+            no[N - 2] = cz_madlo_c_cc(a[N - 1], bi, 0);
+            no[N - 1] = cz_madhi_c(a[N - 1], bi, 0);
+            ne[0] = cz_madlo_cc(a[0], bi, ne[0]);
+            ne[1] = cz_madhi_c_cc(a[0], bi, o[1]);
 #pragma unroll
-        for (int j = 1; j < N; j++) CZ_ASM("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
-        CZ_ASM("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-
-        const uint32_t m = t[0] * P::n0;
-        CZ_ASM("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(P::p(0)), "r"(m));
+            for (int j = 2; j < N; j += 2) {
+                ne[j] = cz_madlo_c_cc(a[j], bi, o[j]);
+                ne[j + 1] = cz_madhi_c_cc(a[j], bi, o[j + 1]);
+            }
+            no[N - 1] = cz_addc(no[N - 1], 0);
 #pragma unroll
-        for (int j = 1; j < N; j++) CZ_ASM("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(P::p(j)), "r"(m));
-        CZ_ASM("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        CZ_ASM("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        CZ_ASM("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(P::p(0)), "r"(m));
+            for (int j = 0; j < N; j++) {
+                e[j] = ne[j];
+                o[j] = no[j];
+            }
+        }
+        /* + m p with m = e[0] * (-p^-1): odd limbs of p into o, even limbs into e */
+        const uint32_t m = e[0] * P::n0;
+        o[0] = cz_madlo_cc(P::p(1), m, o[0]);
+        o[1] = cz_madhi_c_cc(P::p(1), m, o[1]);
 #pragma unroll
-        for (int j = 1; j < N; j++) CZ_ASM("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(P::p(j)), "r"(m));
-        CZ_ASM("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        /* t[0] is now zero: shift down one word */
+        for (int j = 2; j < N - 2; j += 2) {
+            o[j] = cz_madlo_c_cc(P::p(j + 1), m, o[j]);
+            o[j + 1] = cz_madhi_c_cc(P::p(j + 1), m, o[j + 1]);
+        }
+        o[N - 2] = cz_madlo_c_cc(P::p(N - 1), m, o[N - 2]);
+        o[N - 1] = cz_madhi_c(P::p(N - 1), m, o[N - 1]);
+        e[0] = cz_madlo_cc(P::p(0), m, e[0]);
+        e[1] = cz_madhi_c_cc(P::p(0), m, e[1]);
 #pragma unroll
-        for (int j = 0; j <= N; j++) t[j] = t[j + 1];
-        t[N + 1] = 0;
+        for (int j = 2; j < N; j += 2) {
+            e[j] = cz_madlo_c_cc(P::p(j), m, e[j]);
+            e[j + 1] = cz_madhi_c_cc(P::p(j), m, e[j + 1]);
+        }
+        o[N - 1] = cz_addc(o[N - 1], 0);
     }
+    /* final division by 2^32: res = o + (e >> 32) < 2p */
+    uint32_t t[N];
+    t[0] = cz_add_cc(o[0], e[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) t[j] = cz_addc_cc(o[j], e[j + 1]);
+    t[N - 1] = cz_addc(o[N - 1], 0);
+    f_reduce_once<P>(res, t);
+}
+
+template <class P> CZ_FN mont<P> operator*(const mont<P> &a, const mont<P> &b)
+{
     mont<P> r;
-    f_reduce_once<P>(r.v, t);
+    f_mul_rows<P>(r.v, a.v, b.v);
     return r;
 }
 
