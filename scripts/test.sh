@@ -11,5 +11,7 @@ if [ -x "$NVCC" ] && [ "${CUZK_SKIP_GPU_BUILD:-0}" != 1 ]; then
   echo "== compile check of the CUDA backend (sm_90 only; run it with make test-gpu on a GPU)"
   make -j"$(nproc)" BUILD=build-gpu NVCC="$NVCC" \
        GPU_ARCHS="-gencode arch=compute_90,code=sm_90" gpu >/dev/null
+  echo "== device field multiplication, emulated on the host, against GMP"
+  make -s BUILD=build-gpu NVCC="$NVCC" gpu-field-check
 fi
 make -j"$(nproc)" test
