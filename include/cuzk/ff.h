@@ -23,7 +23,8 @@ _Static_assert(sizeof(fr_t) == 32, "fr_t must be 32 bytes (8 x u32 on the GPU)")
 _Static_assert(sizeof(fp2_t) == 96, "fp2_t must be 96 bytes");
 
 /* ---- constants (Montgomery form unless noted) ---- */
-extern const fp_t FP_ZERO, FP_ONE;
+/* FP_ZERO_ELEM, not FP_ZERO: <math.h> owns FP_ZERO (fpclassify). */
+extern const fp_t FP_ZERO_ELEM, FP_ONE;
 extern const fp_t FP_MODULUS;      /* p, canonical limbs (not Montgomery) */
 extern const fr_t FR_ZERO, FR_ONE;
 extern const fr_t FR_MODULUS;      /* r, canonical limbs (not Montgomery) */

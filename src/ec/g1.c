@@ -30,7 +30,7 @@ const g1_aff_t G1_GENERATOR = {
 #define FE_IS_ZERO fp_is_zero
 #define FE_EQ fp_eq
 #define FE_ONE FP_ONE
-#define FE_ZERO FP_ZERO
+#define FE_ZERO FP_ZERO_ELEM
 #define FE_MUL_B(o, a) (fp_dbl((o), (a)), fp_dbl((o), (o)))   /* b = 4 */
 #define FE_BATCH_GRAIN EC_BATCH_GRAIN
 #include "point_impl.h"

@@ -22,7 +22,7 @@ static const uint64_t P_SQRT_EXP[6] = {0xee7fbfffffffeaabULL, 0x07aaffffac54ffff
                                        0xd9cc34a83dac3d89ULL, 0xd91dd2e13ce144afULL,
                                        0x92c6e9ed90d2eb35ULL, 0x0680447a8e5ff9a6ULL};
 
-const fp_t FP_ZERO = {{0}};
+const fp_t FP_ZERO_ELEM = {{0}};
 const fp_t FP_ONE = {{0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
                       0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL}};
 const fp_t FP_MODULUS = {{0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL,

@@ -12,16 +12,10 @@
 #ifndef _Static_assert
 #define _Static_assert static_assert
 #endif
-/* <math.h> (pulled in by cuda_runtime.h) declares FP_ZERO (an enumerator in C++), which ff.h
- * also uses as a name: hide ff.h's declaration (unused here) under another name. */
-#undef FP_ZERO
-#define FP_ZERO cuzk_ff_FP_ZERO_unused
 extern "C" {
 #include "cuzk/gpu.h"
 #include "cuzk/util.h"
 }
-#undef FP_ZERO
-#define FP_ZERO 2
 #include "curve.cuh"
 
 /* Every CUDA runtime call goes through CK: on failure it fills err with "file:line: call:

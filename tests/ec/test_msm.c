@@ -104,7 +104,7 @@ TEST(g1_ifma_arith_vs_fp)
     fp_t e[16];
     memset(e, 0, sizeof e);
     int ne = 0;
-    e[ne++] = FP_ZERO;
+    e[ne++] = FP_ZERO_ELEM;
     e[ne].l[0] = 1;
     ne++;
     e[ne++] = FP_ONE;                                    /* R mod p */

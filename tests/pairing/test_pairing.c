@@ -115,7 +115,7 @@ static void g2_add_aff(g2_aff_t *o, const g2_aff_t *p, const g2_aff_t *q)
 /* k * P by double-and-add, k an mpz (>= 0). */
 static void g1_mul(g1_aff_t *o, const g1_aff_t *p, const mpz_t k)
 {
-    g1_aff_t acc = {FP_ZERO, FP_ZERO};
+    g1_aff_t acc = {FP_ZERO_ELEM, FP_ZERO_ELEM};
     for (long i = (long)mpz_sizeinbase(k, 2) - 1; i >= 0; i--) {
         g1_add_aff(&acc, &acc, &acc);
         if (mpz_tstbit(k, (mp_bitcnt_t)i)) g1_add_aff(&acc, &acc, p);
@@ -341,7 +341,7 @@ TEST(bilinearity)
 
 TEST(infinity_gives_one)
 {
-    g1_aff_t g1 = gen1(), o1 = {FP_ZERO, FP_ZERO};
+    g1_aff_t g1 = gen1(), o1 = {FP_ZERO_ELEM, FP_ZERO_ELEM};
     g2_aff_t g2 = gen2(), o2 = {FP2_ZERO, FP2_ZERO};
     fp12_t e;
     pairing(&e, &o1, &g2);
@@ -372,7 +372,7 @@ TEST(product_check)
     g2_neg_aff(&qs[1], &g2);
     ASSERT(pairing_product_is_one(ps, qs, 2));
     /* e(aP, Q) e(-P, aQ) = 1, with an infinity pair in the middle */
-    ps[1] = (g1_aff_t){FP_ZERO, FP_ZERO};
+    ps[1] = (g1_aff_t){FP_ZERO_ELEM, FP_ZERO_ELEM};
     qs[1] = g2;
     g1_neg_aff(&ps[2], &g1);
     g2_mul(&qs[2], &g2, a);
@@ -413,7 +413,7 @@ TEST(product_check_many_pairs)
     }
     ps[N - 1] = base[0];
     qs[N - 1] = (g2_aff_t){FP2_ZERO, FP2_ZERO};
-    ps[14] = ps[15] = (g1_aff_t){FP_ZERO, FP_ZERO};
+    ps[14] = ps[15] = (g1_aff_t){FP_ZERO_ELEM, FP_ZERO_ELEM};
     ASSERT(pairing_product_is_one(ps, qs, N));
     ps[20] = base[(20 / 2 + 1) % 3];   /* break one pair */
     ASSERT(!pairing_product_is_one(ps, qs, N));
