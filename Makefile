@@ -4,6 +4,7 @@
 #   make                 library and programs
 #   make test            CPU test suite (what CI runs)
 #   make test-asan       the same under ASan+UBSan (build-asan/)
+#   make test-tsan       the thread pool and the engine under ThreadSanitizer (build-tsan/)
 #   make gpu             CUDA library + GPU test/bench programs (needs nvcc; links libcudart only)
 #   make test-gpu        run the GPU suite (on a machine with a GPU)
 #   make bench           build cuzk-bench (run: build/bin/cuzk-bench arith)
@@ -50,7 +51,8 @@ TEST_SRC  := $(filter-out tests/gpu/%,$(wildcard tests/*/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_LIBS := -lgmp -lcrypto -lm
 
-.PHONY: all test test-asan gpu test-gpu gpu-field-check bench check-headers clean deps
+
+.PHONY: all test test-asan test-tsan gpu test-gpu gpu-field-check bench check-headers clean deps
 all: $(CORE_LIB) $(PROGRAMS)
 
 $(BUILD)/obj/%.o: %.c
@@ -85,13 +87,20 @@ test: all $(TEST_BINS)
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" test
 
+# ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs); the
+# gRPC/daemon e2e tests are left out because Debian's grpc is not TSan-instrumented.
+TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu
+test-tsan:
+	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
+	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)
+
 bench: $(BUILD)/bin/cuzk-bench
 
 check-headers:
 	@for h in include/cuzk/*.h; do echo "#include \"$${h#include/}\"" | $(CC) $(ALL_CFLAGS) -x c -fsyntax-only - || exit 1; done; echo "headers OK"
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-gpu build-fuzz
 
 # ==================================================================================== daemon ====
 # cuzk-daemon (src/engine + src/server -> libcuzk_srv.a), the cuzk-bench client subcommands and
