@@ -6,7 +6,8 @@
 #include "cuzk/gadgets.h"
 #include "cuzk/util.h"
 
-static const uint32_t K[64] = {
+/* FIPS 180-4 round constants and IV; filecoin/hash.c's native SHA-256 uses the same tables. */
+const uint32_t G_SHA256_K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -17,7 +18,7 @@ static const uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-static const uint32_t IV[8] = {
+const uint32_t G_SHA256_IV[8] = {
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 };
 
@@ -74,8 +75,8 @@ void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const g
         gu32 s0 = sigma(cs, &new_a, 2, 13, 22, false);
         gu32 maj = gu32_sha256_maj(cs, &new_a, &b, &c);
 
-        /* temp1 = h + S1 + ch + K[i] + w[i]; e = temp1 + d; a = temp1 + S0 + maj */
-        gu32 temp1[5] = {h, s1, ch, gu32_const(K[i]), w[i]};
+        /* temp1 = h + S1 + ch + G_SHA256_K[i] + w[i]; e = temp1 + d; a = temp1 + S0 + maj */
+        gu32 temp1[5] = {h, s1, ch, gu32_const(G_SHA256_K[i]), w[i]};
         h = g;
         g = f;
         f = new_e;
@@ -105,7 +106,7 @@ void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const g
 
 static void iv_words(gu32 iv[8])
 {
-    for (int i = 0; i < 8; i++) iv[i] = gu32_const(IV[i]);
+    for (int i = 0; i < 8; i++) iv[i] = gu32_const(G_SHA256_IV[i]);
 }
 
 void g_sha256_block_no_padding(struct gcs *cs, gbool out[256], const gbool in[512])
