@@ -9,6 +9,7 @@
 #   make test-gpu        run the GPU suite (on a machine with a GPU)
 #   make bench           build cuzk-bench (run: build/bin/cuzk-bench arith)
 #   make check-headers   every public header compiles on its own
+#   make fuzz, make fuzz-run FUZZ_SECONDS=N   libFuzzer targets for the parsers (docs/fuzzing.md)
 
 BUILD   ?= build
 CC      ?= cc
@@ -272,3 +273,46 @@ endif
 # ============================================================================== end filecoin ====
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ====================================================================================== fuzz ====
+# libFuzzer targets (fuzz/fuzz_*.c, docs/fuzzing.md): clang with fuzzer + ASan + UBSan, built
+# into build-fuzz/ from the library sources (core, filecoin, the daemon's cfg.c). Not part of
+# `make test`.   make fuzz            build build-fuzz/bin/fuzz_<name>
+#                make fuzz-run        run each for FUZZ_SECONDS (default 30) from fuzz/corpus/<name>
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE $(ARCH_FLAGS) $(WARN) -Iinclude -pthread -O1 -g \
+                -DCUZK_BUILD_ID=\"$(GIT_ID)\" $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_LIB_SRC := $(CORE_SRC) $(FIL_SRC) src/engine/cfg.c
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_LIB     := $(FUZZ_BUILD)/lib/libcuzk_fuzz.a
+FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/bin/fuzz_%)
+.PHONY: fuzz fuzz-run
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(FUZZ_BUILD)/bin/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -fsanitize=fuzzer -o $@ $< \
+	    $(FUZZ_LIB) -ljansson -lm
+fuzz: $(FUZZ_BINS)
+# Each target runs from a scratch copy of its seed corpus (new inputs land in
+# build-fuzz/corpus/<name>, never in the committed fuzz/corpus); crashes go to build-fuzz/crash/.
+fuzz-run: fuzz
+	@mkdir -p $(FUZZ_BUILD)/crash
+	@set -e; for n in $(FUZZ_NAMES); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	    dict=; [ -f fuzz/$$n.dict ] && dict=-dict=fuzz/$$n.dict; \
+	    echo "== fuzz_$$n: $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_BUILD)/bin/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	        -print_final_stats=1 $$dict -artifact_prefix=$(FUZZ_BUILD)/crash/$$n- \
+	        $(FUZZ_BUILD)/corpus/$$n fuzz/corpus/$$n; \
+	done
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+# ================================================================================== end fuzz ====
