@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "cuzk/circuits.h"
@@ -179,9 +180,14 @@ BENCH_CMD(gpu_msm, "gpu-msm",
 
 static double ms_of(uint64_t ns) { return (double)ns / 1e6; }
 
+static int bench_gpu_porep(int argc, char **argv);
+
 BENCH_CMD(gpu_prove, "gpu-prove",
-          "GPU backend on the synthetic circuit: gpu-prove --constraints N [--reps R] [--cpu 0|1]")
+          "GPU backend on the synthetic circuit: gpu-prove --constraints N [--reps R] [--cpu 0|1]; "
+          "gpu-prove --porep-like LG [...]: see gpu-porep")
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--porep-like")) return bench_gpu_porep(argc, argv);
     uint64_t n = 1 << 16;
     int reps = 3, dev = 0, cpu = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -253,4 +259,362 @@ BENCH_CMD(gpu_prove, "gpu-prove",
     g16_shape_free(&s);
     gpu_ctx_free(ctx);
     return rc ? 1 : 0;
+}
+
+/* ---- gpu-porep: a synthetic partition shaped like PoRep 32 GiB at domain 2^LG, built on the
+ * host without a trusted setup: the key is a random SRS of valid curve points (2^16 distinct
+ * G1 and 2^14 G2 points tiled to the needed lengths; the toxic waste is unknown to anyone), so
+ * the proof is timed but cannot verify. Correctness is covered by the verified smaller proofs
+ * (tests/gpu/test_prove.c). Shape at LG = 27: 130M constraints (N - N/32), 328 inputs, one aux
+ * per non-input row, A 99.7% dense, B 25% dense, witness 45% 0 / 45% 1 / 10% random. The
+ * matrices have PoRep's row count but a simplified structure (A 2, B 1, C 1 terms per row):
+ * SpMV is ~1% of a prove, so this affects only that phase. ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+struct plike {
+    struct g16_shape *s;
+    struct g16_pk *pk;
+    fr_t *in, *aux;
+    const g1_aff_t *p1;   /* distinct point tables */
+    const g2_aff_t *p2;
+    size_t d1, d2;
+};
+
+#define PL_INPUTS 328u
+#define PL_D1 ((size_t)1 << 16)
+#define PL_D2 ((size_t)1 << 14)
+
+static bool pl_a_dense(uint64_t j) { return mix64(j ^ 0xa11ce) % 1000 < 997; }
+static bool pl_b_dense(uint64_t j) { return mix64(j ^ 0xb0b) % 4 == 0; }
+
+/* Rows [begin, end): row_ptr and entries of A, B, C. Input row r: A = (r, 1); aux row j:
+ * A = (aux j, 1) + (aux j', c), B = (aux j'', 1), C = (aux j, c'). */
+static void pl_rows(void *vctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct plike *pl = vctx;
+    struct g16_shape *s = pl->s;
+    uint64_t ni = s->n_inputs, na = s->n_aux;
+    for (size_t r = begin; r < end; r++) {
+        if (r < ni) {
+            s->a.row_ptr[r] = r;
+            s->b.row_ptr[r] = s->c.row_ptr[r] = 0;
+            s->a.col[r] = (uint32_t)r;
+            s->a.coeff_idx[r] = 0;
+            continue;
+        }
+        uint64_t j = r - ni, h = mix64(j);
+        uint64_t a0 = ni + 2 * j;
+        s->a.row_ptr[r] = a0;
+        s->b.row_ptr[r] = s->c.row_ptr[r] = j;
+        s->a.col[a0] = (uint32_t)(ni + j);
+        s->a.coeff_idx[a0] = 0;
+        s->a.col[a0 + 1] = (uint32_t)(ni + (h >> 8) % na);
+        s->a.coeff_idx[a0 + 1] = (h & 7) ? 0 : 3;
+        s->b.col[j] = (uint32_t)(ni + (h >> 24) % na);
+        s->b.coeff_idx[j] = 0;
+        s->c.col[j] = (uint32_t)(ni + j);
+        s->c.coeff_idx[j] = (uint16_t)(1 + (h & 1));
+    }
+    if (end == s->n_constraints) {
+        s->a.row_ptr[end] = s->a.nnz;
+        s->b.row_ptr[end] = s->b.nnz;
+        s->c.row_ptr[end] = s->c.nnz;
+    }
+}
+
+/* Density bitmap words [begin, end) and the witness aux values of those 64-variable blocks. */
+static void pl_dens_wit(void *vctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct plike *pl = vctx;
+    struct g16_shape *s = pl->s;
+    for (size_t wd = begin; wd < end; wd++) {
+        uint64_t am = 0, bm = 0;
+        for (unsigned bit = 0; bit < 64; bit++) {
+            uint64_t j = wd * 64 + bit;
+            if (j >= s->n_aux) break;
+            am |= (uint64_t)pl_a_dense(j) << bit;
+            bm |= (uint64_t)pl_b_dense(j) << bit;
+            uint64_t h = mix64(j ^ 0x5eed) % 100;
+            if (h < 45) {
+                pl->aux[j] = FR_ZERO;
+            } else if (h < 90) {
+                pl->aux[j] = FR_ONE;
+            } else {
+                uint8_t b[64];
+                for (int k = 0; k < 8; k++) {
+                    uint64_t x = mix64(j * 8 + (uint64_t)k + 0x77);
+                    memcpy(b + 8 * k, &x, 8);
+                }
+                fr_from_wide_le(&pl->aux[j], b);
+            }
+        }
+        s->a_aux_density[wd] = am;
+        s->b_aux_density[wd] = bm;
+    }
+}
+
+/* Key vector k (0 h, 1 l, 2 a, 3 b_g1, 4 b_g2) entries [begin, end): tiled random points. */
+struct pl_fill { struct plike *pl; void *dst; int g; uint64_t off; };
+
+static void pl_fill_fn(void *vctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct pl_fill *f = vctx;
+    for (size_t i = begin; i < end; i++) {
+        uint64_t t = i * 40503u + f->off;
+        if (f->g == 1) ((g1_aff_t *)f->dst)[i] = f->pl->p1[t % f->pl->d1];
+        else ((g2_aff_t *)f->dst)[i] = f->pl->p2[t % f->pl->d2];
+    }
+}
+
+static int pl_alloc(void **out, size_t bytes, bool pinned, struct cuzk_error *err)
+{
+    if (pinned) return gpu_host_alloc_pinned(out, bytes, err);
+    *out = cuzk_malloc(bytes ? bytes : 16);
+    return *out ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep: host allocation of %zu bytes failed", bytes);
+}
+
+static void pl_free_key(struct g16_pk *pk, bool pinned)
+{
+    void *v[5] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
+    for (int k = 0; k < 5; k++) {
+        if (pinned) gpu_host_free_pinned(v[k]);
+        else cuzk_free(v[k]);
+    }
+    pk->h = pk->l = pk->a = pk->b_g1 = NULL;
+    pk->b_g2 = NULL;
+    g16_pk_free(pk);   /* the vk */
+}
+
+static int pl_build(struct plike *pl, unsigned lg, bool pinned, struct cuzk_error *err)
+{
+    struct g16_shape *s = pl->s;
+    struct g16_pk *pk = pl->pk;
+    uint64_t N = (uint64_t)1 << lg;
+    memset(s, 0, sizeof *s);
+    memset(pk, 0, sizeof *pk);
+    s->n_inputs = PL_INPUTS;
+    s->n_constraints = N - N / 32;
+    s->n_aux = (uint32_t)(s->n_constraints - s->n_inputs);
+    s->a.nnz = s->n_inputs + 2 * (uint64_t)s->n_aux;
+    s->b.nnz = s->c.nnz = s->n_aux;
+    struct g16_matrix *m[3] = {&s->a, &s->b, &s->c};
+    for (int i = 0; i < 3; i++) {
+        m[i]->row_ptr = cuzk_malloc((s->n_constraints + 1) * 8);
+        m[i]->col = cuzk_malloc(m[i]->nnz * 4);
+        m[i]->coeff_idx = cuzk_malloc(m[i]->nnz * 2);
+        if (!m[i]->row_ptr || !m[i]->col || !m[i]->coeff_idx)
+            return cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep: matrix allocation failed");
+    }
+    s->n_coeffs = 4;
+    s->coeffs = cuzk_malloc(4 * sizeof(fr_t));
+    size_t aw = (s->n_aux + 63) / 64;
+    s->a_aux_density = cuzk_calloc(aw, 8);
+    s->b_aux_density = cuzk_calloc(aw, 8);
+    s->b_inp_density = cuzk_calloc((s->n_inputs + 63) / 64, 8);
+    pl->in = cuzk_malloc(s->n_inputs * sizeof(fr_t));
+    pl->aux = cuzk_malloc(((size_t)s->n_aux + 1) * sizeof(fr_t));
+    if (!s->coeffs || !s->a_aux_density || !s->b_aux_density || !s->b_inp_density || !pl->in || !pl->aux)
+        return cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep: host allocation failed");
+    s->coeffs[0] = FR_ONE;
+    fr_from_u64(&s->coeffs[1], 2);
+    fr_neg(&s->coeffs[2], &FR_ONE);
+    fr_from_u64(&s->coeffs[3], 0x1234567);
+    s->b_inp_density[0] = 1;   /* ONE is B-dense, the public inputs are not */
+    s->b_inp_count = 1;
+    pool_parallel_for(pool_default(), s->n_constraints, 1 << 16, pl_rows, pl);
+    pool_parallel_for(pool_default(), aw, 1 << 10, pl_dens_wit, pl);
+    for (size_t k = 0; k < aw; k++) {
+        s->a_aux_count += (uint64_t)__builtin_popcountll(s->a_aux_density[k]);
+        s->b_aux_count += (uint64_t)__builtin_popcountll(s->b_aux_density[k]);
+    }
+    pl->in[0] = FR_ONE;
+    for (uint32_t i = 1; i < s->n_inputs; i++) fr_from_u64(&pl->in[i], mix64(i));
+
+    pk->n_h = N - 1;
+    pk->n_l = s->n_aux;
+    pk->n_a = s->n_inputs + s->a_aux_count;
+    pk->n_b = s->b_inp_count + s->b_aux_count;
+    int rc = pl_alloc((void **)&pk->h, pk->n_h * sizeof(g1_aff_t), pinned, err);
+    if (!rc) rc = pl_alloc((void **)&pk->l, pk->n_l * sizeof(g1_aff_t), pinned, err);
+    if (!rc) rc = pl_alloc((void **)&pk->a, pk->n_a * sizeof(g1_aff_t), pinned, err);
+    if (!rc) rc = pl_alloc((void **)&pk->b_g1, pk->n_b * sizeof(g1_aff_t), pinned, err);
+    if (!rc) rc = pl_alloc((void **)&pk->b_g2, pk->n_b * sizeof(g2_aff_t), pinned, err);
+    pk->vk.ic = cuzk_malloc(s->n_inputs * sizeof(g1_aff_t));
+    if (!rc && !pk->vk.ic) rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep: vk allocation failed");
+    if (rc) return rc;
+    pk->vk.n_ic = s->n_inputs;
+    struct pl_fill f[6] = {{pl, pk->h, 1, 1}, {pl, pk->l, 1, 2}, {pl, pk->a, 1, 3},
+                           {pl, pk->b_g1, 1, 4}, {pl, pk->b_g2, 2, 5}, {pl, pk->vk.ic, 1, 6}};
+    uint64_t len[6] = {pk->n_h, pk->n_l, pk->n_a, pk->n_b, pk->n_b, s->n_inputs};
+    for (int k = 0; k < 6; k++) pool_parallel_for(pool_default(), len[k], 1 << 16, pl_fill_fn, &f[k]);
+    pk->vk.alpha_g1 = pl->p1[11];
+    pk->vk.beta_g1 = pl->p1[12];
+    pk->vk.delta_g1 = pl->p1[13];
+    pk->vk.beta_g2 = pl->p2[11];
+    pk->vk.gamma_g2 = pl->p2[12];
+    pk->vk.delta_g2 = pl->p2[13];
+    return CUZK_OK;
+}
+
+static double gib(double b) { return b / (double)(1ull << 30); }
+
+/* Warm-up + reps proves; medians of the total and of every phase. */
+static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streamed, struct cuzk_error *err)
+{
+    const char *mode = streamed ? "streamed" : "resident";
+    gpu_ctx_unload(ctx);
+    gpu_ctx_set_stream_key(ctx, streamed);
+    uint64_t t0 = cuzk_now_ns();
+    int rc = gpu_ctx_load_shape(ctx, pl->s, err);
+    if (rc) return rc;
+    printf("[%s] upload shape %.1f ms\n", mode, ms_of(cuzk_now_ns() - t0));
+    if (!streamed) {
+        t0 = cuzk_now_ns();
+        rc = gpu_ctx_load_pk(ctx, pl->pk, err);
+        if (rc) return rc;
+        double ms = ms_of(cuzk_now_ns() - t0);
+        printf("[resident] upload key %.1f ms (%.2f GiB, %.1f GB/s)\n", ms,
+               gib((double)((pl->pk->n_h + pl->pk->n_l + pl->pk->n_a + pl->pk->n_b) * sizeof(g1_aff_t) +
+                            pl->pk->n_b * sizeof(g2_aff_t))),
+               (double)((pl->pk->n_h + pl->pk->n_l + pl->pk->n_a + pl->pk->n_b) * sizeof(g1_aff_t) +
+                        pl->pk->n_b * sizeof(g2_aff_t)) / (ms * 1e6));
+    }
+    fflush(stdout);
+    enum { NPH = 11 };
+    static const char *const names[NPH] = {"total", "abc", "ntt", "h", "l", "a", "b_g1", "b_g2", "assembly",
+                                           "upload", "upload_wait"};
+    double v[NPH][100];
+    struct g16_assignment w = {pl->in, pl->aux};
+    struct g16_proof pr;
+    for (int r = -1; r < reps; r++) {
+        struct g16_timings t;
+        t0 = cuzk_now_ns();
+        rc = g16_prove(&pr, pl->s, pl->pk, &w, 1, NULL, NULL, gpu_g16_backend, ctx, &t, err);
+        if (rc) return rc;
+        double total = ms_of(cuzk_now_ns() - t0);
+        struct gpu_stream_stats ss;
+        gpu_ctx_stream_stats(ctx, &ss);
+        printf("[%s] prove %s: %.1f ms\n", mode, r < 0 ? "warm-up" : "timed", total);
+        fflush(stdout);
+        if (r < 0) continue;
+        double x[NPH] = {total, ms_of(t.abc_ns), ms_of(t.ntt_ns), ms_of(t.msm_h_ns), ms_of(t.msm_l_ns),
+                         ms_of(t.msm_a_ns), ms_of(t.msm_b_g1_ns), ms_of(t.msm_b_g2_ns), ms_of(t.assembly_ns),
+                         ms_of(ss.upload_ns), ms_of(ss.wait_ns)};
+        for (int k = 0; k < NPH; k++) v[k][r] = x[k];
+        if (streamed && r == reps - 1)
+            printf("[streamed] key %.2f GiB per prove, %d device buffer(s), %s\n", gib((double)ss.bytes),
+                   ss.buffers, ss.staged ? "staged through pinned chunks" : "direct DMA from pinned key");
+    }
+    printf("gpu_porep_prove_%s %.1f ms (median of %d after a warm-up; proof NOT verified: random SRS)\n", mode,
+           bench_median(v[0], (size_t)reps), reps);
+    printf("[%s] phase medians (ms):", mode);
+    for (int k = 1; k < (streamed ? NPH : NPH - 2); k++) printf(" %s %.1f", names[k], bench_median(v[k], (size_t)reps));
+    printf("\n");
+    fflush(stdout);
+    return CUZK_OK;
+}
+
+BENCH_CMD(gpu_porep, "gpu-porep",
+          "GPU prove of a PoRep-32GiB-shaped synthetic partition, random SRS (timed, not verified): "
+          "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1] [--reps R] [--force 1] [--cpu-check 1]")
+{
+    unsigned lg = 27;
+    int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0;
+    const char *key = "both";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--streamed")) { key = "streamed"; continue; }
+        if (!v) goto usage;
+        if (!strcmp(a, "--lg") || !strcmp(a, "--porep-like")) lg = (unsigned)atoi(v);
+        else if (!strcmp(a, "--key")) key = v;
+        else if (!strcmp(a, "--pinned")) pinned = atoi(v);
+        else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--device")) dev = atoi(v);
+        else if (!strcmp(a, "--force")) force = atoi(v);
+        else if (!strcmp(a, "--cpu-check")) cpu_check = atoi(v);
+        else goto usage;
+        i++;
+    }
+    if (lg < 10 || lg > 27 || reps < 1 || reps > 100 ||
+        (strcmp(key, "resident") && strcmp(key, "streamed") && strcmp(key, "both")))
+        goto usage;
+    {
+        uint64_t N = (uint64_t)1 << lg, rows = N - N / 32, na = rows - PL_INPUTS;
+        double key_b = (double)(N - 1 + na + PL_INPUTS + 0.997 * (double)na + 0.25 * (double)na) * sizeof(g1_aff_t) +
+                       0.25 * (double)na * sizeof(g2_aff_t);
+        double shape_b = 3.0 * (double)(rows + 1) * 8 + (double)(PL_INPUTS + 4 * na) * 6 + (double)na / 4;
+        double wit_b = (double)(na + PL_INPUTS) * sizeof(fr_t);
+        double host = key_b + shape_b + wit_b;
+        double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        printf("porep-like 2^%u: %llu constraints, %u inputs, %llu aux; host memory: key %.1f GiB%s, shape %.1f GiB, "
+               "witness %.1f GiB, total %.1f GiB of %.1f GiB\n",
+               lg, (unsigned long long)rows, PL_INPUTS, (unsigned long long)na, gib(key_b), pinned ? " (pinned)" : "",
+               gib(shape_b), gib(wit_b), gib(host), gib(phys));
+        printf("GPU memory (estimate): resident key %.1f GiB + shape %.1f + witness %.1f + NTT 3 x %.1f + MSM scratch; "
+               "streamed: 2 x %.1f GiB key buffers instead of the key\n",
+               gib(key_b), gib(shape_b), gib(wit_b), gib((double)N * 32), gib((double)N * sizeof(g1_aff_t)));
+        fflush(stdout);
+        if (host > 0.85 * phys && !force) {
+            fprintf(stderr, "gpu-porep: needs %.1f GiB of host memory, more than 85%% of %.1f GiB (--force 1 to try)\n",
+                    gib(host), gib(phys));
+            return 1;
+        }
+    }
+    {
+        struct cuzk_error err;
+        struct g16_shape s;
+        struct g16_pk pk;
+        memset(&s, 0, sizeof s);
+        memset(&pk, 0, sizeof pk);
+        struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2};
+        uint64_t t0 = cuzk_now_ns();
+        pl.p1 = make_points(1, PL_D1);
+        pl.p2 = make_points(2, PL_D2);
+        int rc = pl.p1 && pl.p2 ? CUZK_OK : cuzk_fail(&err, CUZK_E_NOMEM, "gpu-porep: point tables");
+        if (!rc) rc = pl_build(&pl, lg, pinned != 0, &err);
+        if (!rc)
+            printf("build %.1f s (threads %u): h %llu, l %llu, a %llu (A-dense aux %.2f%%), b %llu (B-dense aux %.2f%%)\n",
+                   ms_of(cuzk_now_ns() - t0) / 1e3, pool_size(pool_default()), (unsigned long long)pk.n_h,
+                   (unsigned long long)pk.n_l, (unsigned long long)pk.n_a, 100.0 * (double)s.a_aux_count / s.n_aux,
+                   (unsigned long long)pk.n_b, 100.0 * (double)s.b_aux_count / s.n_aux);
+        fflush(stdout);
+        struct gpu_ctx *ctx = NULL;
+        if (!rc && cpu_check) {
+            /* the CPU prover checks the key against the shape and runs the real SpMV/h/MSMs */
+            struct g16_assignment w = {pl.in, pl.aux};
+            struct g16_proof pr;
+            t0 = cuzk_now_ns();
+            rc = g16_prove(&pr, &s, &pk, &w, 1, NULL, NULL, NULL, NULL, NULL, &err);
+            if (!rc) printf("cpu prove (key/shape consistency) %.1f ms: ok\n", ms_of(cuzk_now_ns() - t0));
+        } else if (!rc) {
+            ctx = open_gpu(dev);
+            if (!ctx) rc = CUZK_E_NO_GPU, snprintf(err.msg, sizeof err.msg, "no GPU context");
+        }
+        if (!rc && ctx && strcmp(key, "streamed")) rc = pl_time(ctx, &pl, reps, false, &err);
+        if (!rc && ctx && strcmp(key, "resident")) rc = pl_time(ctx, &pl, reps, true, &err);
+        if (rc) fprintf(stderr, "gpu-porep: %s\n", err.msg);
+        if (ctx) gpu_ctx_unload(ctx);
+        gpu_ctx_free(ctx);
+        pl_free_key(&pk, pinned != 0);
+        g16_shape_free(&s);
+        cuzk_free(pl.in);
+        cuzk_free(pl.aux);
+        free((void *)pl.p1);
+        free((void *)pl.p2);
+        return rc ? 1 : 0;
+    }
+usage:
+    fprintf(stderr, "usage: cuzk-bench gpu-porep --lg LG (10..27) [--key resident|streamed|both] [--streamed] "
+                    "[--pinned 0|1] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)]\n");
+    return 2;
 }

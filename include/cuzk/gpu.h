@@ -50,6 +50,28 @@ int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s, struct cu
 /* Drop resident pk / shape (call before freeing them if they were loaded). */
 void gpu_ctx_unload(struct gpu_ctx *ctx);
 
+/* ---- pinned (page-locked) host memory: DMA at full PCIe speed, truly asynchronous copies.
+ * A proving key whose vectors live in pinned memory is streamed without the staging copy. */
+int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err);
+void gpu_host_free_pinned(void *p);
+
+/* Streamed key: when the key does not fit in VRAM the backend uploads each vector (h, l, a,
+ * b_g1, b_g2) into one of two device buffers from a helper thread on a dedicated upload
+ * stream (through two pinned staging chunks unless the key itself is pinned), so vector k+1
+ * uploads while vector k's MSM runs and h uploads during SpMV + NTT. force = true takes that
+ * path even when the key fits (tests, benchmarks); CUZK_GPU_STREAM_KEY=1 in the environment
+ * sets it for every new context. */
+void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force);
+/* What the last streamed-key prove did (all zero after a resident-key prove). */
+struct gpu_stream_stats {
+    uint64_t bytes;       /* key bytes uploaded */
+    uint64_t upload_ns;   /* helper thread: first upload start to last upload end */
+    uint64_t wait_ns;     /* prover thread blocked waiting for a vector */
+    int buffers;          /* device buffers used (2 = double-buffered, 1 = VRAM short) */
+    int staged;           /* 1: copied through the pinned staging chunks, 0: key was pinned */
+};
+void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out);
+
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same
  * results as g16_backend_cpu, so g16_prove gives identical proof bytes for the same r, s. */

@@ -88,6 +88,8 @@ extern "C" int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *
     }
     c->sm_count = p.multiProcessorCount;
     c->total_mem = p.totalGlobalMem;
+    const char *fs = getenv("CUZK_GPU_STREAM_KEY");   /* test hook, see gpu_ctx_set_stream_key */
+    c->force_stream = fs && fs[0] == '1';
     *out = c;
     return CUZK_OK;
 }
@@ -136,6 +138,11 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
     if (c->coset) cudaFree(c->coset);
     for (int i = 0; i < 3; i++) if (c->st[i]) cudaStreamDestroy(c->st[i]);
     for (int i = 0; i < 4; i++) if (c->ev[i]) cudaEventDestroy(c->ev[i]);
+    for (int i = 0; i < 2; i++) {
+        if (c->pin[i]) cudaFreeHost(c->pin[i]);
+        if (c->pin_ev[i]) cudaEventDestroy(c->pin_ev[i]);
+    }
+    if (c->up_st) cudaStreamDestroy(c->up_st);
     free(c);
 }
 
@@ -311,5 +318,63 @@ extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s
         return rc;
     }
     ctx->shape = s;
+    return CUZK_OK;
+}
+
+/* ---- pinned host memory and the streamed-key resources ---- */
+
+extern "C" int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
+{
+    *out = NULL;
+    cudaError_t e = cudaMallocHost(out, bytes ? bytes : 16);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        (void)cudaGetLastError();
+        char need[32];
+        fmt_bytes(need, sizeof need, bytes);
+        int code = e == cudaErrorMemoryAllocation ? CUZK_E_NOMEM
+                 : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? CUZK_E_NO_GPU
+                 : CUZK_E_GPU;
+        return cuzk_fail(err, code, "gpu_host_alloc_pinned: cudaMallocHost(%s): %s", need,
+                         cudaGetErrorString(e));
+    }
+    return CUZK_OK;
+}
+
+extern "C" void gpu_host_free_pinned(void *p)
+{
+    if (p) cudaFreeHost(p);
+}
+
+extern "C" void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force)
+{
+    if (ctx) ctx->force_stream = force;
+}
+
+extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ctx) *out = ctx->stream_stats;
+}
+
+int gpu_stream_prepare(struct gpu_ctx *ctx, struct cuzk_error *err)
+{
+    if (!ctx->up_st) CK(cudaStreamCreateWithFlags(&ctx->up_st, cudaStreamNonBlocking));
+    for (int i = 0; i < 2; i++) {
+        if (!ctx->pin_ev[i]) CK(cudaEventCreateWithFlags(&ctx->pin_ev[i], cudaEventDisableTiming));
+        if (!ctx->pin[i]) {
+            int rc = gpu_host_alloc_pinned(&ctx->pin[i], GPU_STAGE_CHUNK, err);
+            if (rc) return rc;
+        }
+    }
+    /* test hook: CUZK_GPU_STAGE_CHUNK=bytes (4 KiB .. the 64 MiB buffers) makes small test keys
+     * take several chunks, so the alternation between the two staging buffers is exercised */
+    ctx->pin_bytes = GPU_STAGE_CHUNK;
+    const char *cs = getenv("CUZK_GPU_STAGE_CHUNK");
+    if (cs && cs[0]) {
+        unsigned long long v = strtoull(cs, NULL, 10);
+        if (v < 4096) v = 4096;
+        if (v < GPU_STAGE_CHUNK) ctx->pin_bytes = (size_t)v;
+    }
     return CUZK_OK;
 }

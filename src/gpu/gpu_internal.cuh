@@ -39,6 +39,7 @@ enum gpu_slot {
     /* 0/1 split and prover */
     SL_ONES, SL_FLAGS, SL_TAIL_IDX, SL_TAIL_SC, SL_SUM_PART, SL_W, SL_STREAM_BASES,
     SL_EXTRA, SL_RESULTS, SL_BENCH0, SL_BENCH1, SL_POS, SL_HEAVY, SL_NUM,
+    SL_STREAM_BASES2,   /* second buffer of the double-buffered streamed key */
     SL__COUNT
 };
 
@@ -68,7 +69,18 @@ struct gpu_ctx {
     uint16_t *d_cidx[3];
     dfr *d_coeffs;
     uint32_t *d_a_sel, *d_b_sel;   /* A/B scalar positions in w = inputs ++ aux */
+    /* streamed key (prover.cu): forced by gpu_ctx_set_stream_key / CUZK_GPU_STREAM_KEY;
+     * upload stream, two pinned staging chunks and their "DMA done" events */
+    bool force_stream;
+    cudaStream_t up_st;
+    cudaEvent_t pin_ev[2];
+    void *pin[2];
+    size_t pin_bytes;
+    struct gpu_stream_stats stream_stats;
 };
+
+/* Staging chunk of the streamed key (each of the two pinned buffers). */
+#define GPU_STAGE_CHUNK ((size_t)64 << 20)
 
 #define COSET_TAB 16384u
 
@@ -79,6 +91,8 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
 int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
                struct cuzk_error *err);
 int gpu_set_device(struct gpu_ctx *ctx, struct cuzk_error *err);
+/* Lazily create the upload stream, staging events and pinned staging chunks (ctx.cu). */
+int gpu_stream_prepare(struct gpu_ctx *ctx, struct cuzk_error *err);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);

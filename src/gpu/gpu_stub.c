@@ -117,3 +117,16 @@ int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size
     (void)ctx, (void)g, (void)n, (void)points, (void)distinct, (void)bitmap_density, (void)reps, (void)ms;
     return NO_GPU(err);
 }
+int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
+{
+    (void)bytes;
+    *out = NULL;
+    return NO_GPU(err);
+}
+void gpu_host_free_pinned(void *p) { (void)p; }
+void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force) { (void)ctx, (void)force; }
+void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
+{
+    (void)ctx;
+    *out = (struct gpu_stream_stats){0, 0, 0, 0, 0};
+}

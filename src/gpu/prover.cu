@@ -82,20 +82,185 @@ static int split_msm(struct gpu_ctx *ctx, d_jac<F> *out, const d_aff<F> *bases, 
                           (const uint32_t *)tidx, tail, (const g2x_d *)ones_sum, st, err);
 }
 
-/* Device bases of one key vector: resident, or uploaded now into the streaming slot. */
-static int bases_of(struct gpu_ctx *ctx, const void **d, const void *resident, const void *host,
-                    size_t bytes, cudaStream_t st, struct cuzk_error *err)
+/* ---- streamed key: a helper thread uploads the five key vectors in proof order (h, l, a,
+ * b_g1, b_g2) into nbuf device buffers on ctx->up_st; vector k goes to buffer k % nbuf once
+ * vector k - nbuf has been consumed. Pageable host memory goes through the two pinned staging
+ * chunks (memcpy into chunk j % 2 while chunk j - 1 is in DMA); pinned host memory is copied
+ * directly. Hand-over is host-side (mutex + condition): the prover thread synchronises its
+ * stream after every MSM anyway (lap), so "consumed" is exact. */
+#define NVEC 5
+
+struct streamer {
+    struct gpu_ctx *ctx;
+    const void *host[NVEC];
+    size_t bytes[NVEC];
+    void *dev[2];
+    int nbuf;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;      /* vectors [0, ready) are on the device */
+    int consumed;   /* vectors [0, consumed) have been used by their MSM */
+    bool stop;
+    int rc;
+    struct cuzk_error err;
+    uint64_t t_start, t_end;
+    uint64_t wait_ns;   /* prover thread blocked in bases_of */
+    bool staged;
+    pthread_t th;
+    bool started;
+};
+
+static bool host_is_pinned(const void *p, size_t bytes)
 {
-    if (resident) {
+    cudaPointerAttributes a;
+    const char *c = (const char *)p;
+    for (int k = 0; k < 2; k++) {
+        if (cudaPointerGetAttributes(&a, k ? c + bytes - 1 : c) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        if (a.type != cudaMemoryTypeHost) return false;
+    }
+    return true;
+}
+
+static int stream_upload_vec(struct streamer *sm, int k, struct cuzk_error *err)
+{
+    struct gpu_ctx *ctx = sm->ctx;
+    char *d = (char *)sm->dev[k % sm->nbuf];
+    const char *h = (const char *)sm->host[k];
+    size_t n = sm->bytes[k];
+    if (!n) return CUZK_OK;
+    if (host_is_pinned(h, n)) {
+        CK(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, ctx->up_st));
+    } else {
+        sm->staged = true;
+        size_t chunk = ctx->pin_bytes;
+        for (size_t off = 0, j = 0; off < n; off += chunk, j++) {
+            size_t len = n - off < chunk ? n - off : chunk;
+            int b = (int)(j & 1);
+            CK(cudaEventSynchronize(ctx->pin_ev[b]));   /* the chunk's previous DMA is done */
+            memcpy(ctx->pin[b], h + off, len);
+            CK(cudaMemcpyAsync(d + off, ctx->pin[b], len, cudaMemcpyHostToDevice, ctx->up_st));
+            CK(cudaEventRecord(ctx->pin_ev[b], ctx->up_st));
+        }
+    }
+    CK(cudaStreamSynchronize(ctx->up_st));
+    return CUZK_OK;
+}
+
+static void *streamer_main(void *arg)
+{
+    struct streamer *sm = (struct streamer *)arg;
+    struct cuzk_error *err = &sm->err;
+    int rc = CUZK_OK;
+    cudaError_t e = cudaSetDevice(sm->ctx->dev);
+    if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaSetDevice", __FILE__, __LINE__);
+    sm->t_start = cuzk_now_ns();
+    for (int k = 0; !rc && k < NVEC; k++) {
+        pthread_mutex_lock(&sm->mu);
+        while (!sm->stop && sm->consumed < k - sm->nbuf + 1) pthread_cond_wait(&sm->cv, &sm->mu);
+        bool stop = sm->stop;
+        pthread_mutex_unlock(&sm->mu);
+        if (stop) break;
+        rc = stream_upload_vec(sm, k, err);
+        pthread_mutex_lock(&sm->mu);
+        if (rc) sm->rc = rc;
+        else sm->ready = k + 1;
+        pthread_cond_broadcast(&sm->cv);
+        pthread_mutex_unlock(&sm->mu);
+    }
+    if (rc) {
+        pthread_mutex_lock(&sm->mu);
+        sm->rc = rc;
+        pthread_cond_broadcast(&sm->cv);
+        pthread_mutex_unlock(&sm->mu);
+    }
+    sm->t_end = cuzk_now_ns();
+    return NULL;
+}
+
+/* Allocate the buffers (two if VRAM allows, else one) and start the helper thread. */
+static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
+                          struct cuzk_error *err)
+{
+    memset(sm, 0, sizeof *sm);
+    sm->ctx = ctx;
+    const void *host[NVEC] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
+    size_t bytes[NVEC] = {pk->n_h * sizeof(g1_aff_t), pk->n_l * sizeof(g1_aff_t),
+                          pk->n_a * sizeof(g1_aff_t), pk->n_b * sizeof(g1_aff_t),
+                          pk->n_b * sizeof(g2_aff_t)};
+    size_t mx = 16;
+    for (int k = 0; k < NVEC; k++) {
+        sm->host[k] = host[k];
+        sm->bytes[k] = bytes[k];
+        if (bytes[k] > mx) mx = bytes[k];
+    }
+    int rc = gpu_stream_prepare(ctx, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
+    if (rc) return rc;
+    sm->nbuf = 2;
+    rc = gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err);
+    if (rc == CUZK_E_GPU_NOMEM) {
+        sm->nbuf = 1;   /* no room for a second buffer: upload after each MSM instead */
+        sm->dev[1] = sm->dev[0];
+        if (err) cuzk_error_clear(err);
+    } else if (rc) {
+        return rc;
+    }
+    pthread_mutex_init(&sm->mu, NULL);
+    pthread_cond_init(&sm->cv, NULL);
+    if (pthread_create(&sm->th, NULL, streamer_main, sm) != 0) {
+        pthread_cond_destroy(&sm->cv);
+        pthread_mutex_destroy(&sm->mu);
+        return cuzk_fail(err, CUZK_E_NOMEM, "gpu_g16_backend: cannot start the key upload thread");
+    }
+    sm->started = true;
+    return CUZK_OK;
+}
+
+/* Device bases of vector k: resident, or wait for the helper thread's upload. */
+static int bases_of(struct streamer *sm, int k, const void **d, const void *resident,
+                    uint64_t *wait_ns, struct cuzk_error *err)
+{
+    if (!sm) {
         *d = resident;
         return CUZK_OK;
     }
-    void *p = NULL;
-    int rc = gpu_scratch(ctx, SL_STREAM_BASES, bytes ? bytes : 16, &p, err);
-    if (rc) return rc;
-    if (bytes) CK(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, st));
-    *d = p;
+    uint64_t t0 = cuzk_now_ns();
+    pthread_mutex_lock(&sm->mu);
+    while (!sm->rc && sm->ready <= k) pthread_cond_wait(&sm->cv, &sm->mu);
+    int rc = sm->rc;
+    pthread_mutex_unlock(&sm->mu);
+    *wait_ns += cuzk_now_ns() - t0;
+    if (rc) {
+        if (err) *err = sm->err;
+        return rc;
+    }
+    *d = sm->dev[k % sm->nbuf];
     return CUZK_OK;
+}
+
+static void stream_consumed(struct streamer *sm, int k)
+{
+    if (!sm) return;
+    pthread_mutex_lock(&sm->mu);
+    sm->consumed = k + 1;
+    pthread_cond_broadcast(&sm->cv);
+    pthread_mutex_unlock(&sm->mu);
+}
+
+static void streamer_stop(struct streamer *sm)
+{
+    if (!sm->started) return;
+    pthread_mutex_lock(&sm->mu);
+    sm->stop = true;
+    pthread_cond_broadcast(&sm->cv);
+    pthread_mutex_unlock(&sm->mu);
+    pthread_join(sm->th, NULL);
+    pthread_cond_destroy(&sm->cv);
+    pthread_mutex_destroy(&sm->mu);
+    sm->started = false;
 }
 
 static unsigned ceil_log2(uint64_t n)
@@ -112,6 +277,11 @@ static uint64_t lap(cudaStream_t st, uint64_t *t0)
     *t0 = now;
     return d;
 }
+
+static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
+                      const struct g16_pk *pk, const struct g16_assignment *w,
+                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
+                      struct cuzk_error *err);
 
 extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
                                const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
@@ -135,12 +305,41 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
                          (unsigned long long)(s->b_inp_count + s->b_aux_count));
     rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
-    rc = gpu_ctx_load_pk(ctx, pk, err);
-    bool resident = rc == CUZK_OK;
-    if (rc == CUZK_E_GPU_NOMEM) rc = CUZK_OK;   /* stream the key instead */
-    if (rc) return rc;
+    bool resident = false;
+    if (!ctx->force_stream) {
+        rc = gpu_ctx_load_pk(ctx, pk, err);
+        resident = rc == CUZK_OK;
+        if (rc == CUZK_E_GPU_NOMEM) rc = CUZK_OK;   /* stream the key instead */
+        if (rc) return rc;
+    }
     if (err) cuzk_error_clear(err);
+    memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
+    if (resident) return prove_body(out, s, pk, w, ctx, NULL, t, err);
 
+    struct streamer sm;
+    rc = streamer_start(&sm, ctx, pk, err);
+    if (rc) return rc;
+    rc = prove_body(out, s, pk, w, ctx, &sm, t, err);
+    streamer_stop(&sm);
+    struct gpu_stream_stats *ss = &ctx->stream_stats;
+    for (int k = 0; k < NVEC; k++) ss->bytes += sm.bytes[k];
+    ss->upload_ns = sm.t_end > sm.t_start ? sm.t_end - sm.t_start : 0;
+    ss->wait_ns = sm.wait_ns;
+    ss->buffers = sm.nbuf;
+    ss->staged = sm.staged;
+    return rc;
+}
+
+/* SpMV, h pipeline and the five MSMs; sm non-NULL: the key is streamed by sm. */
+static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
+                      const struct g16_pk *pk, const struct g16_assignment *w,
+                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
+                      struct cuzk_error *err)
+{
+    int rc;
+    unsigned lg = ceil_log2(pk->n_h);
+    uint64_t N = (uint64_t)1 << lg;
+    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
     cudaStream_t st = ctx->st[0];
     uint64_t t0 = cuzk_now_ns();
     size_t nv = (size_t)s->n_inputs + s->n_aux;
@@ -168,35 +367,40 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     d_jac<dfp> *r1 = (d_jac<dfp> *)res;   /* h, l, a, b_g1 */
     d_jac<dfp2> *r2 = (d_jac<dfp2> *)((char *)res + 4 * sizeof(d_jac<dfp>));
     const void *b;
-    rc = bases_of(ctx, &b, resident ? ctx->d_h : NULL, pk->h, pk->n_h * sizeof(g1_aff_t), st, err);
+    rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
     if (!rc) rc = gpu_g1_msm_dev(ctx, &r1[0], (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_h_ns += dt;
+    stream_consumed(sm, 0);
 
-    rc = bases_of(ctx, &b, resident ? ctx->d_l : NULL, pk->l, pk->n_l * sizeof(g1_aff_t), st, err);
+    rc = bases_of(sm, 1, &b, ctx->d_l, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &r1[1], (const g1a_d *)b, (const dfr *)dw, NULL, s->n_inputs, pk->n_l, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_l_ns += dt;
+    stream_consumed(sm, 1);
 
-    rc = bases_of(ctx, &b, resident ? ctx->d_a : NULL, pk->a, pk->n_a * sizeof(g1_aff_t), st, err);
+    rc = bases_of(sm, 2, &b, ctx->d_a, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &r1[2], (const g1a_d *)b, (const dfr *)dw, ctx->d_a_sel, 0, pk->n_a, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_a_ns += dt;
+    stream_consumed(sm, 2);
 
-    rc = bases_of(ctx, &b, resident ? ctx->d_bg1 : NULL, pk->b_g1, pk->n_b * sizeof(g1_aff_t), st, err);
+    rc = bases_of(sm, 3, &b, ctx->d_bg1, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &r1[3], (const g1a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g1_ns += dt;
+    stream_consumed(sm, 3);
 
-    rc = bases_of(ctx, &b, resident ? ctx->d_bg2 : NULL, pk->b_g2, pk->n_b * sizeof(g2_aff_t), st, err);
+    rc = bases_of(sm, 4, &b, ctx->d_bg2, wait_ns, err);
     if (!rc) rc = split_msm<dfp2>(ctx, r2, (const g2a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g2_ns += dt;
+    stream_consumed(sm, 4);
 
     static_assert(sizeof(g1_jac_t) == sizeof(d_jac<dfp>), "g1 Jacobian layout");
     static_assert(sizeof(g2_jac_t) == sizeof(d_jac<dfp2>), "g2 Jacobian layout");
