@@ -78,10 +78,10 @@ void test_hex(char *out, const void *p, size_t n);  /* out: 2n+1 chars, big-endi
 #define ASSERT_CODE(call, code, errp)                                             \
     do {                                                                          \
         int c_ = (call);                                                          \
-        const struct cuzk_error *e_ = (errp);                                     \
+        const struct cuzk_error *test_errp_ = (errp);                                     \
         if (c_ != (code))                                                         \
             test_fail_at(__FILE__, __LINE__, "%s returned %s, expected %s: %s", #call, \
-                         cuzk_errname(c_), cuzk_errname(code), e_ ? e_->msg : ""); \
+                         cuzk_errname(c_), cuzk_errname(code), test_errp_ ? test_errp_->msg : ""); \
     } while (0)
 #define ASSERT_OK(call, errp) ASSERT_CODE(call, CUZK_OK, errp)
 
