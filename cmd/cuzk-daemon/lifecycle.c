@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "cuzk/log.h"
+#include "cuzk/server.h"
 #include "lifecycle.h"
 
 static const char *unix_path(const char *addr)
@@ -122,23 +123,9 @@ int lc_prepare_listen(const char *addr, struct cuzk_error *err)
         return 0;
     }
     /* TCP: bind a probe socket (without SO_REUSEPORT) to report "address in use" clearly. */
-    char host[256];
-    const char *colon = strrchr(addr, ':');
-    if (!colon || (size_t)(colon - addr) >= sizeof host)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG, "listen address '%s': expected host:port or "
-                         "unix:///path", addr);
-    const char *h0 = addr;
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= 2 && h0[0] == '[' && h0[hl - 1] == ']') { h0++; hl -= 2; }
-    memcpy(host, h0, hl);
-    host[hl] = 0;
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
-    if (g) return cuzk_fail(err, CUZK_E_INVALID_ARG, "listen address %s: %s", addr, gai_strerror(g));
-    int rc = 0;
+    struct addrinfo *ai = NULL;
+    int rc = srv_resolve_tcp(&ai, "listen address", "host:port or unix:///path", addr, err);
+    if (rc) return rc;
     for (struct addrinfo *p = ai; p && !rc; p = p->ai_next) {
         int s = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
         if (s < 0) continue;

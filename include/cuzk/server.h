@@ -26,6 +26,13 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
                       struct cuzk_error *err);
 void http_server_stop(struct http_server *h);
 
+struct addrinfo;
+/* Resolve a TCP listen address "host:port", "[v6]:port" or ":port" (all interfaces) for
+ * bind(2). `what` names the setting in messages ("listen address", "status_listen") and
+ * `expect` the accepted forms. Caller frees *out with freeaddrinfo. CUZK_E_INVALID_ARG. */
+int srv_resolve_tcp(struct addrinfo **out, const char *what, const char *expect,
+                    const char *addr, struct cuzk_error *err);
+
 /* Renderings of an engine snapshot (malloc'd strings; NULL on allocation failure). */
 char *render_status_json(const struct engine_snapshot *s);
 char *render_metrics(const struct engine_snapshot *s);

@@ -86,6 +86,20 @@ void cfg_defaults(struct cuzk_config *c)
 
 /* ------------------------------------------------------------ value parsers -- */
 
+/* "  12.5 GiB" -> v = 12.5, *unit = "GiB": a non-negative number, optional spaces, the rest. */
+static bool parse_number_then_unit(const char *s, double *v, const char **unit)
+{
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return false;
+    errno = 0;
+    char *end;
+    *v = strtod(s, &end);
+    if (errno || end == s || *v < 0) return false;
+    while (isspace((unsigned char)*end)) end++;
+    *unit = end;
+    return true;
+}
+
 bool cfg_parse_size(uint64_t *out, const char *s)
 {
     static const struct { const char *suf; uint64_t mul; } units[] = {
@@ -93,13 +107,9 @@ bool cfg_parse_size(uint64_t *out, const char *s)
         {"TB", 1000000000000ull}, {"GB", 1000000000ull}, {"MB", 1000000ull}, {"KB", 1000},
         {"B", 1}, {"", 1},
     };
-    while (isspace((unsigned char)*s)) s++;
-    if (!isdigit((unsigned char)*s)) return false;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return false;
-    while (isspace((unsigned char)*end)) end++;
+    double v;
+    const char *end;
+    if (!parse_number_then_unit(s, &v, &end)) return false;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].suf) != 0) continue;
         double bytes = v * (double)units[i].mul;
@@ -116,13 +126,9 @@ bool cfg_parse_duration_ms(uint64_t *out, const char *s)
     static const struct { const char *suf; double mul; } units[] = {
         {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}, {"", 1000},
     };
-    while (isspace((unsigned char)*s)) s++;
-    if (!isdigit((unsigned char)*s)) return false;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return false;
-    while (isspace((unsigned char)*end)) end++;
+    double v;
+    const char *end;
+    if (!parse_number_then_unit(s, &v, &end)) return false;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].suf) != 0) continue;
         double ms = v * units[i].mul;

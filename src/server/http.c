@@ -58,25 +58,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                    is_status ? "application/json" : "text/plain; version=0.0.4; charset=utf-8", body);
 }
 
-int http_server_start(struct http_server **out, struct engine *e, const char *addr,
-                      struct cuzk_error *err)
+int srv_resolve_tcp(struct addrinfo **out, const char *what, const char *expect,
+                    const char *addr, struct cuzk_error *err)
 {
     char host[256];
     const char *colon = strrchr(addr, ':');
     if (!colon || (size_t)(colon - addr) >= sizeof host)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG, "status_listen '%s': expected ip:port", addr);
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s '%s': expected %s", what, addr, expect);
     const char *h0 = addr;
     size_t hl = (size_t)(colon - addr);
-    if (hl >= 2 && h0[0] == '[' && h0[hl - 1] == ']') { h0++; hl -= 2; }
+    if (hl >= 2 && h0[0] == '[' && h0[hl - 1] == ']') { h0++; hl -= 2; }   /* [v6]:port */
     memcpy(host, h0, hl);
     host[hl] = 0;
-    struct addrinfo hints, *ai = NULL;
+    struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE;
-    int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
-    if (g || !ai)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG, "status_listen '%s': %s", addr, gai_strerror(g));
+    *out = NULL;
+    int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, out);
+    if (g || !*out) {
+        if (*out) freeaddrinfo(*out);
+        *out = NULL;
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s '%s': %s", what, addr,
+                         g ? gai_strerror(g) : "no usable address");
+    }
+    return CUZK_OK;
+}
+
+int http_server_start(struct http_server **out, struct engine *e, const char *addr,
+                      struct cuzk_error *err)
+{
+    struct addrinfo *ai = NULL;
+    int rc = srv_resolve_tcp(&ai, "status_listen", "ip:port", addr, err);
+    if (rc) return rc;
     struct http_server *h = calloc(1, sizeof *h);
     if (!h) { freeaddrinfo(ai); return cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
     h->e = e;
