@@ -526,7 +526,8 @@ static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streame
 
 BENCH_CMD(gpu_porep, "gpu-porep",
           "GPU prove of a PoRep-32GiB-shaped synthetic partition, random SRS (timed, not verified): "
-          "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1] [--reps R] [--force 1] [--cpu-check 1]")
+          "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1|2] [--reps R] [--force 1] [--cpu-check 1]; "
+          "--pinned 1: key in cudaMallocHost memory, 2: key and witness page-locked in place")
 {
     unsigned lg = 27;
     int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0;
@@ -558,7 +559,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
         printf("porep-like 2^%u: %llu constraints, %u inputs, %llu aux; host memory: key %.1f GiB%s, shape %.1f GiB, "
                "witness %.1f GiB, total %.1f GiB of %.1f GiB\n",
-               lg, (unsigned long long)rows, PL_INPUTS, (unsigned long long)na, gib(key_b), pinned ? " (pinned)" : "",
+               lg, (unsigned long long)rows, PL_INPUTS, (unsigned long long)na, gib(key_b), pinned == 1 ? " (pinned)" : pinned == 2 ? " (registered)" : "",
                gib(shape_b), gib(wit_b), gib(host), gib(phys));
         printf("GPU memory (estimate): resident key %.1f GiB + shape %.1f + witness %.1f + NTT 3 x %.1f + MSM scratch; "
                "streamed: 2 x %.1f GiB key buffers instead of the key\n",
@@ -581,7 +582,23 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         pl.p1 = make_points(1, PL_D1);
         pl.p2 = make_points(2, PL_D2);
         int rc = pl.p1 && pl.p2 ? CUZK_OK : cuzk_fail(&err, CUZK_E_NOMEM, "gpu-porep: point tables");
-        if (!rc) rc = pl_build(&pl, lg, pinned != 0, &err);
+        if (!rc) rc = pl_build(&pl, lg, pinned == 1, &err);
+        /* --pinned 2: page-lock the pageable key and witness in place (what a daemon can do
+         * once per loaded key / reused witness buffer) */
+        void *reg[7] = {0};
+        if (!rc && pinned == 2) {
+            uint64_t tr = cuzk_now_ns();
+            void *v[7] = {pk.h, pk.l, pk.a, pk.b_g1, pk.b_g2, pl.aux, pl.in};
+            size_t nb[7] = {pk.n_h * sizeof(g1_aff_t), pk.n_l * sizeof(g1_aff_t), pk.n_a * sizeof(g1_aff_t),
+                            pk.n_b * sizeof(g1_aff_t), pk.n_b * sizeof(g2_aff_t),
+                            (size_t)s.n_aux * sizeof(fr_t), (size_t)s.n_inputs * sizeof(fr_t)};
+            double tot = 0;
+            for (int k = 0; !rc && k < 7; k++) {
+                rc = gpu_host_register(v[k], nb[k], &err);
+                if (!rc) reg[k] = v[k], tot += (double)nb[k];
+            }
+            if (!rc) printf("host_register key + witness %.1f GiB: %.1f ms\n", gib(tot), ms_of(cuzk_now_ns() - tr));
+        }
         if (!rc)
             printf("build %.1f s (threads %u): h %llu, l %llu, a %llu (A-dense aux %.2f%%), b %llu (B-dense aux %.2f%%)\n",
                    ms_of(cuzk_now_ns() - t0) / 1e3, pool_size(pool_default()), (unsigned long long)pk.n_h,
@@ -605,7 +622,8 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         if (rc) fprintf(stderr, "gpu-porep: %s\n", err.msg);
         if (ctx) gpu_ctx_unload(ctx);
         gpu_ctx_free(ctx);
-        pl_free_key(&pk, pinned != 0);
+        for (int k = 0; k < 7; k++) gpu_host_unregister(reg[k]);
+        pl_free_key(&pk, pinned == 1);
         g16_shape_free(&s);
         cuzk_free(pl.in);
         cuzk_free(pl.aux);
@@ -615,6 +633,6 @@ BENCH_CMD(gpu_porep, "gpu-porep",
     }
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-porep --lg LG (10..27) [--key resident|streamed|both] [--streamed] "
-                    "[--pinned 0|1] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)]\n");
+                    "[--pinned 0|1|2] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)]\n");
     return 2;
 }

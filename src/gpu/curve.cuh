@@ -94,8 +94,18 @@ template <class F> __device__ __noinline__ void xyzz_dbl_aff(d_xyzz<F> &r, const
     r.zzz = w;
 }
 
-/* p += q (affine), madd-2008-s; complete (handles infinity, P == Q and P == -Q). */
-template <class F> __device__ __noinline__ void xyzz_add_aff(d_xyzz<F> &p, const d_aff<F> &q)
+template <class F> __device__ __noinline__ d_xyzz<F> xyzz_mdbl_v(const d_aff<F> q)
+{
+    d_xyzz<F> r;
+    xyzz_dbl_aff(r, q);
+    return r;
+}
+
+/* p += q (affine), madd-2008-s; complete (handles infinity, P == Q and P == -Q). The body is
+ * force-inlined into the hot accumulation loops (the accumulator then stays in registers
+ * instead of being passed through local memory); everything else calls the out-of-line
+ * xyzz_add_aff below. */
+template <class F> __device__ __forceinline__ void xyzz_add_aff_i(d_xyzz<F> &p, const d_aff<F> &q)
 {
     if (aff_is_inf(q)) return;
     if (xyzz_is_inf(p)) {
@@ -110,7 +120,9 @@ template <class F> __device__ __noinline__ void xyzz_add_aff(d_xyzz<F> &p, const
     F pp_ = u2 - p.x;
     F r_ = s2 - p.y;
     if (f_is_zero(pp_)) {
-        if (f_is_zero(r_)) xyzz_dbl_aff(p, q);
+        /* value semantics for the rare out-of-line call, so that p's address never escapes
+         * and it can stay in registers when this body is inlined */
+        if (f_is_zero(r_)) p = xyzz_mdbl_v(q);
         else xyzz_set_inf(p);
         return;
     }
@@ -122,6 +134,10 @@ template <class F> __device__ __noinline__ void xyzz_add_aff(d_xyzz<F> &p, const
     p.x = x3;
     p.zz = p.zz * pp;
     p.zzz = p.zzz * ppp;
+}
+template <class F> __device__ __noinline__ void xyzz_add_aff(d_xyzz<F> &p, const d_aff<F> &q)
+{
+    xyzz_add_aff_i(p, q);
 }
 
 /* p += q, add-2008-s; complete. */

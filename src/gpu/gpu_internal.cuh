@@ -43,6 +43,17 @@ enum gpu_slot {
     SL__COUNT
 };
 
+/* Pinned staging chunks for pageable host -> device copies: chunk j goes through buffer
+ * j % GPU_STAGE_N; ev[b] marks the end of buffer b's last DMA. */
+#define GPU_STAGE_N 3
+#define GPU_STAGE_CHUNK ((size_t)64 << 20)
+enum { GPU_STAGER_MAIN = 0, GPU_STAGER_STREAM = 1 };
+struct gpu_stager {
+    void *buf[GPU_STAGE_N];
+    cudaEvent_t ev[GPU_STAGE_N];
+    size_t chunk;   /* bytes per buffer in use (GPU_STAGE_CHUNK, or less: test hook) */
+};
+
 struct gpu_ctx {
     int dev;
     int sm_count;
@@ -70,17 +81,15 @@ struct gpu_ctx {
     dfr *d_coeffs;
     uint32_t *d_a_sel, *d_b_sel;   /* A/B scalar positions in w = inputs ++ aux */
     /* streamed key (prover.cu): forced by gpu_ctx_set_stream_key / CUZK_GPU_STREAM_KEY;
-     * upload stream, two pinned staging chunks and their "DMA done" events */
+     * upload stream */
     bool force_stream;
     cudaStream_t up_st;
-    cudaEvent_t pin_ev[2];
-    void *pin[2];
-    size_t pin_bytes;
     struct gpu_stream_stats stream_stats;
+    /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the
+     * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
+     * key's helper thread, so both can upload at once */
+    struct gpu_stager stage[2];
 };
-
-/* Staging chunk of the streamed key (each of the two pinned buffers). */
-#define GPU_STAGE_CHUNK ((size_t)64 << 20)
 
 #define COSET_TAB 16384u
 
@@ -91,8 +100,17 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
 int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
                struct cuzk_error *err);
 int gpu_set_device(struct gpu_ctx *ctx, struct cuzk_error *err);
-/* Lazily create the upload stream, staging events and pinned staging chunks (ctx.cu). */
+/* Lazily create the upload stream (ctx.cu). */
 int gpu_stream_prepare(struct gpu_ctx *ctx, struct cuzk_error *err);
+/* True when [p, p + bytes) is page-locked host memory (cudaMallocHost or cudaHostRegister). */
+bool gpu_host_is_pinned(const void *p, size_t bytes);
+/* Host -> device copy of n bytes, ordered on stream st. Pinned sources: one asynchronous DMA
+ * (the caller keeps the source alive until st reaches this point). Pageable sources: staged
+ * through stager `which` (GPU_STAGER_*): the copies into the pinned chunks run on the shared
+ * CPU pool in parallel while the previous chunk's DMA is in flight; returns once the source
+ * has been read. *staged (nullable) is set when the staging path was taken. */
+int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cudaStream_t st,
+            bool *staged, struct cuzk_error *err);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);

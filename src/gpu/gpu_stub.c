@@ -124,6 +124,12 @@ int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
     return NO_GPU(err);
 }
 void gpu_host_free_pinned(void *p) { (void)p; }
+int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
+{
+    (void)p, (void)bytes;
+    return NO_GPU(err);
+}
+void gpu_host_unregister(void *p) { (void)p; }
 void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force) { (void)ctx, (void)force; }
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {

@@ -3,6 +3,7 @@
  * reduction by running sums over segments, Horner over windows), and the 0/1 bitmap sums. */
 #include <cub/cub.cuh>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_internal.cuh"
@@ -15,11 +16,41 @@
 #ifndef CZ_ACC_MINB_G1
 #define CZ_ACC_MINB_G1 4
 #endif
+/* Accumulation kernel variant for G1 (bucket accumulation and 0/1 sums):
+ *   0: out-of-line mixed add, 4 blocks/SM   1: inlined, 4 blocks/SM (128 registers)
+ *   2: inlined, 3 blocks/SM (168 registers) 3: inlined, 2 blocks/SM (at most 255 registers)
+ * CUZK_GPU_MSM_ACC=N in the environment overrides the default (benchmarking). The inlined add
+ * keeps the accumulator in registers; the out-of-line call passes it through local memory. */
+#ifndef CZ_ACC_DEFAULT
+#define CZ_ACC_DEFAULT 3   /* H200: 2^24 G1 MSM 213 / 170 / 167 / 164 ms for variants 0..3 */
+#endif
+#ifndef CZ_ACC2_DEFAULT
+#define CZ_ACC2_DEFAULT 1   /* H200: G2 2^22 MSM 207 -> 150 ms inlined */
+#endif
+static int env_variant(const char *name, int dflt, int max)
+{
+    const char *e = getenv(name);
+    int x = e && e[0] ? atoi(e) : dflt;
+    return x >= 0 && x <= max ? x : dflt;
+}
+static int acc_variant(void)
+{
+    static int v = -1;
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 3);
+    return v;
+}
+/* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum);
+ * CUZK_GPU_MSM_ACC2=N overrides. */
+static int acc2_variant(void)
+{
+    static int v = -1;
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC2", CZ_ACC2_DEFAULT, 1);
+    return v;
+}
+
 template <class F> struct blk {
     /* shared-memory trees hold BS points: keep them within the 48 KiB static limit */
     static constexpr int BS = sizeof(d_xyzz<F>) > 256 ? 64 : 128;
-    /* k_accum: minimum resident 128-thread blocks per SM (caps registers per thread) */
-    static constexpr int ACC_MINB = sizeof(d_xyzz<F>) > 256 ? 1 : CZ_ACC_MINB_G1;
 };
 
 __device__ __forceinline__ uint32_t win_bits(const uint32_t *s, unsigned bit, unsigned c)
@@ -93,8 +124,10 @@ __global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
     if (b == nb - 1) *total = o + c;
 }
 
-template <class F>
-__global__ void __launch_bounds__(128, blk<F>::ACC_MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
+/* INL: the mixed add is inlined (accumulator in registers) instead of called out of line;
+ * MINB: minimum resident 128-thread blocks per SM (caps registers per thread). */
+template <class F, bool INL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
                         const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
                         const d_aff<F> *bases, const uint32_t *total)
 {
@@ -115,7 +148,8 @@ __global__ void __launch_bounds__(128, blk<F>::ACC_MINB) k_accum(d_xyzz<F> *part
             p = ld_vec(&bases[v & 0x7fffffffu]);
         }
         if (neg) q.y = f_neg(q.y);
-        xyzz_add_aff(acc, q);
+        if (INL) xyzz_add_aff_i(acc, q);
+        else xyzz_add_aff(acc, q);
     }
     st_vec(&partial[j], acc);
 }
@@ -232,8 +266,8 @@ __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win
     if (out) *out = xyzz_to_jac(r);
 }
 
-template <class F>
-__global__ void k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
+template <class F, bool INL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
                                  const uint32_t *bitmap, uint32_t n, uint32_t words_per_thread)
 {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -249,7 +283,10 @@ __global__ void k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
             uint32_t bit = __ffs(wd) - 1;
             wd &= wd - 1;
             uint32_t i = i0 + bit;
-            if (i < n) xyzz_add_aff(acc, ld_vec(&bases[i]));
+            if (i < n) {
+                if (INL) xyzz_add_aff_i(acc, ld_vec(&bases[i]));
+                else xyzz_add_aff(acc, ld_vec(&bases[i]));
+            }
         }
     }
     st_vec(&partial[t], acc);
@@ -262,6 +299,47 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 }
 
 /* ---- host side ---- */
+
+template <class F>
+static void launch_accum(size_t blocks, cudaStream_t st, d_xyzz<F> *partial, const uint32_t *segb,
+                         const uint32_t *segoff, const uint32_t *bstart, const uint32_t *bend,
+                         const uint32_t *vals, const d_aff<F> *bases, const uint32_t *total)
+{
+    if constexpr (sizeof(F) > 48) {   /* G2 */
+        if (acc2_variant() == 1)
+            k_accum<F, true, 1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total);
+        else
+            k_accum<F, false, 1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total);
+        return;
+    } else {
+    switch (acc_variant()) {
+    case 1: k_accum<F, true, 4><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
+    case 2: k_accum<F, true, 3><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
+    case 3: k_accum<F, true, 2><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
+    default: k_accum<F, false, CZ_ACC_MINB_G1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
+    }
+    }
+}
+
+template <class F>
+static void launch_bitmap(size_t blocks, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
+                          const uint32_t *bitmap, uint32_t n, uint32_t wpt)
+{
+    if constexpr (sizeof(F) > 48) {
+        if (acc2_variant() == 1)
+            k_bitmap_partial<F, true, 1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt);
+        else
+            k_bitmap_partial<F, false, 1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt);
+        return;
+    } else {
+    switch (acc_variant()) {
+    case 1: k_bitmap_partial<F, true, 4><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
+    case 2: k_bitmap_partial<F, true, 3><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
+    case 3: k_bitmap_partial<F, true, 2><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
+    default: k_bitmap_partial<F, false, CZ_ACC_MINB_G1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
+    }
+    }
+}
 
 /* Reduce G groups of P contiguous points (in) to G points at dst, using two scratch slots. */
 template <class F>
@@ -389,8 +467,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         k_segfill<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)segb, d_total, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
         CK_LAUNCH();
         size_t maxs = (size_t)mg / SEG_L + nbg + 1;
-        k_accum<F><<<gpu_div_up(maxs, 128), 128, 0, st>>>((d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
-                                                         (uint32_t *)bstart, (uint32_t *)bend, sv, bases, d_total);
+        launch_accum<F>(gpu_div_up(maxs, 128), st, (d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
+                        (uint32_t *)bstart, (uint32_t *)bend, sv, bases, d_total);
         CK_LAUNCH();
         k_combine<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
                                                            (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
@@ -420,7 +498,7 @@ static int sum_bitmap_dev(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     int rc = gpu_scratch(ctx, SL_SUM_PART, T * sizeof(d_xyzz<F>), &part, err);
     if (rc) return rc;
     if (nw) {
-        k_bitmap_partial<F><<<gpu_div_up(T, 128), 128, 0, st>>>((d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);
+        launch_bitmap<F>(gpu_div_up(T, 128), st, (d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);
         CK_LAUNCH();
     } else {
         CK(cudaMemsetAsync(part, 0, sizeof(d_xyzz<F>), st));

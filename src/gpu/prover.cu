@@ -110,20 +110,6 @@ struct streamer {
     bool started;
 };
 
-static bool host_is_pinned(const void *p, size_t bytes)
-{
-    cudaPointerAttributes a;
-    const char *c = (const char *)p;
-    for (int k = 0; k < 2; k++) {
-        if (cudaPointerGetAttributes(&a, k ? c + bytes - 1 : c) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        if (a.type != cudaMemoryTypeHost) return false;
-    }
-    return true;
-}
-
 static int stream_upload_vec(struct streamer *sm, int k, struct cuzk_error *err)
 {
     struct gpu_ctx *ctx = sm->ctx;
@@ -131,20 +117,10 @@ static int stream_upload_vec(struct streamer *sm, int k, struct cuzk_error *err)
     const char *h = (const char *)sm->host[k];
     size_t n = sm->bytes[k];
     if (!n) return CUZK_OK;
-    if (host_is_pinned(h, n)) {
-        CK(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, ctx->up_st));
-    } else {
-        sm->staged = true;
-        size_t chunk = ctx->pin_bytes;
-        for (size_t off = 0, j = 0; off < n; off += chunk, j++) {
-            size_t len = n - off < chunk ? n - off : chunk;
-            int b = (int)(j & 1);
-            CK(cudaEventSynchronize(ctx->pin_ev[b]));   /* the chunk's previous DMA is done */
-            memcpy(ctx->pin[b], h + off, len);
-            CK(cudaMemcpyAsync(d + off, ctx->pin[b], len, cudaMemcpyHostToDevice, ctx->up_st));
-            CK(cudaEventRecord(ctx->pin_ev[b], ctx->up_st));
-        }
-    }
+    bool staged = false;
+    int rc = gpu_h2d(ctx, GPU_STAGER_STREAM, d, h, n, ctx->up_st, &staged, err);
+    if (rc) return rc;
+    if (staged) sm->staged = true;
     CK(cudaStreamSynchronize(ctx->up_st));
     return CUZK_OK;
 }
@@ -348,8 +324,10 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
     if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &res, err);
     if (rc) return rc;
-    CK(cudaMemcpyAsync(dw, w->inputs, s->n_inputs * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-    if (s->n_aux) CK(cudaMemcpyAsync((fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    /* the witness (4 GiB for a 32 GiB PoRep partition): pageable memory is staged in parallel */
+    rc = gpu_h2d(ctx, GPU_STAGER_MAIN, dw, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
+    if (!rc) rc = gpu_h2d(ctx, GPU_STAGER_MAIN, (fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    if (rc) return rc;
     for (int i = 0; i < 3; i++) {
         if (N > s->n_constraints)
             CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));

@@ -43,9 +43,9 @@ extern "C" int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c,
         rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), (rows ? rows : 1) * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
-    CK(cudaMemcpyAsync(dw, w->inputs, s->n_inputs * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-    if (s->n_aux)
-        CK(cudaMemcpyAsync((fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    rc = gpu_h2d(ctx, GPU_STAGER_MAIN, dw, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
+    if (!rc) rc = gpu_h2d(ctx, GPU_STAGER_MAIN, (fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    if (rc) return rc;
     fr_t *h[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
         rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# gpu-session.sh: one device-machine call that checks and times the CUDA backend.
+# Usage (repository root, on the GPU machine): scripts/gpu-session.sh BUILD STEP...
+#   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
+#   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
+#           porep27-registered | porep27-pinned
+# Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
+set -u
+B=${1:?build folder}
+shift
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+BENCH="$B/bin/cuzk-bench-gpu"
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+run_step() {   # name, timeout seconds, command...
+    local name=$1 to=$2
+    shift 2
+    local t0=$(date +%s)
+    timeout "$to" "$@" > "$OUT/$name.log" 2>&1
+    local rc=$?
+    note "== $name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E '^suite:|median|phase|build |upload|error|FAIL' "$OUT/$name.log" | tail -6 | tr '\n' '|')"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,temperature.gpu --format=csv > "$OUT/smi.txt" 2>&1
+note "device: $(tail -1 "$OUT/smi.txt")"
+
+best_variant=""
+for step in "$@"; do
+    case $step in
+    tests)
+        for t in test_ntt test_msm test_prove; do run_step "$t" 300 "$B/tests/gpu/$t"; done
+        note "tests: $(cat "$OUT"/test_*.log | grep -c '^PASS') PASS, $(cat "$OUT"/test_*.log | grep -c '^FAIL') FAIL" ;;
+    stream-tests)
+        CUZK_GPU_STREAM_KEY=1 run_step test_prove_streamed 300 "$B/tests/gpu/test_prove" ;;
+    variants)
+        # the accumulation variants of msm.cu: correctness (test_msm) and G1 timings
+        for v in 0 1 2 3; do
+            CUZK_GPU_MSM_ACC=$v run_step "test_msm_v$v" 300 "$B/tests/gpu/test_msm"
+            CUZK_GPU_MSM_ACC=$v run_step "msm_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --reps 5
+            CUZK_GPU_MSM_ACC=$v run_step "sum_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
+        done
+        best_variant=$(for v in 0 1 2 3; do
+            m=$(grep -E '_2\^24 ' "$OUT/msm_v$v.log" | sed -E 's/.*_2\^24 ([0-9.]+) ms.*/\1/' | head -1)
+            [ -n "$m" ] && ! grep -q FAIL "$OUT/test_msm_v$v.log" && echo "$m $v"
+        done | sort -n | head -1 | cut -d' ' -f2)
+        note "best accumulation variant: ${best_variant:-none}"
+        [ -n "$best_variant" ] && export CUZK_GPU_MSM_ACC=$best_variant ;;
+    msm)
+        run_step msm_g1 400 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --lg 26 --lg 27 --reps 5
+        run_step msm_g2 300 "$BENCH" gpu-msm --g 2 --lg 20 --lg 24 --reps 5
+        run_step sum_g2 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5 ;;
+    ntt)
+        run_step ntt 300 "$BENCH" gpu-ntt --lg 20 --lg 24 --lg 27 --reps 5
+        run_step h 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 ;;
+    sass)
+        # instruction mix of the G1 accumulation kernels (cuobjdump is on the device image)
+        if command -v cuobjdump > /dev/null; then
+            cuobjdump --dump-sass "$B/bin/cuzk-bench-gpu" > "$OUT/sass_all.txt" 2>&1
+            awk '/Function :/ { f = ($3 ~ /(k_accum|k_bitmap_partial).*fp_params/) ? $3 : ""; next }
+                 f != "" && $1 ~ /^\/\*[0-9a-f]+\*\/$/ { op = $2; if (op ~ /^@/) op = $3; sub(/\..*/, "", op); sub(/;$/, "", op); c[f " " op]++; t[f]++ }
+                 END { for (k in c) print c[k], k; for (k in t) print t[k], k, "TOTAL" }' "$OUT/sass_all.txt" | sort -k2,2 -k1,1nr > "$OUT/sass_accum_mix.txt"
+            note "sass: $(wc -l < "$OUT/sass_accum_mix.txt") opcode rows in sass_accum_mix.txt"
+            rm -f "$OUT/sass_all.txt"
+        else
+            note "sass: no cuobjdump"
+        fi ;;
+    porep22)
+        run_step porep22 300 "$BENCH" gpu-prove --porep-like 22 --key both --reps 3 ;;
+    porep27)
+        run_step porep27 540 "$BENCH" gpu-prove --porep-like 27 --key both --reps 3 ;;
+    g2variant)
+        for v in 0 1; do
+            CUZK_GPU_MSM_ACC2=$v run_step "test_msm_g2v$v" 300 "$B/tests/gpu/test_msm"
+            CUZK_GPU_MSM_ACC2=$v run_step "msm_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 20 --lg 22 --reps 3
+        done ;;
+    ncu)
+        # where the G1 accumulation kernel stalls (one 2^22 MSM; clocks left alone)
+        if command -v ncu > /dev/null; then
+            run_step ncu_accum 300 ncu --clock-control none --kernel-name regex:k_accum --launch-count 1 \
+                --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+                --section Occupancy --section LaunchStats "$BENCH" gpu-msm --g 1 --lg 22 --reps 1
+        else
+            note "ncu: not found"
+        fi ;;
+    porep27-registered)
+        run_step porep27_registered 540 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 ;;
+    porep27-pinned)
+        run_step porep27_pinned 540 "$BENCH" gpu-prove --porep-like 27 --streamed --pinned 1 --reps 3 ;;
+    *) note "unknown step $step" ;;
+    esac
+done
+# the device tool brings back only a few files: fold every log into one
+for f in "$OUT"/*.log "$OUT"/*.txt; do
+    [ -f "$f" ] && [ "$f" != "$SUMMARY" ] && [ "$f" != "$OUT/all_logs.txt" ] || continue
+    { echo "######## $(basename "$f")"; cat "$f"; } >> "$OUT/all_logs.txt"
+    rm -f "$f"
+done
+echo "---- summary ----"
+cat "$SUMMARY"
