@@ -3,7 +3,7 @@
 # Usage (repository root, on the GPU machine): scripts/gpu-session.sh BUILD STEP...
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
-#           porep27-registered | porep27-pinned
+#           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -85,6 +85,21 @@ for step in "$@"; do
         else
             note "ncu: not found"
         fi ;;
+    ncu-ntt)
+        if command -v ncu > /dev/null; then
+            run_step ncu_ntt 300 ncu --clock-control none --kernel-name regex:k_ntt_pass --launch-skip 6 --launch-count 3 \
+                --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+                --section MemoryWorkloadAnalysis --section Occupancy "$BENCH" gpu-ntt --lg 27 --reps 1
+        else
+            note "ncu: not found"
+        fi ;;
+    msm-variants-quick)
+        for v in 0 1 2 3; do
+            CUZK_GPU_MSM_ACC=$v run_step "msmq_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 22 --lg 24 --reps 3
+        done
+        for v in 0 1; do
+            CUZK_GPU_MSM_ACC2=$v run_step "msmq_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
+        done ;;
     porep27-registered)
         run_step porep27_registered 540 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 ;;
     porep27-pinned)

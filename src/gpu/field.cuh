@@ -296,56 +296,10 @@ template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const
     f_reduce_once<P>(res, t);
 }
 
-/* The same CIOS product in plain C with 64-bit intermediates (each step a[j] b[i] + t[j] + c
- * <= (2^32 - 1)^2 + 2 (2^32 - 1) = 2^64 - 1 cannot overflow): no asm, so the compiler may
- * interleave independent products, which the single PTX carry flag forbids for the asm chains
- * above. Selected with -DCZ_MUL_PLAIN=1 (experiment; see docs/gpu.md). */
-template <class P> CZ_FN void f_mul_plain(uint32_t *res, const uint32_t *a, const uint32_t *b)
-{
-    constexpr int N = P::N;
-    uint32_t t[N + 1];
-#pragma unroll
-    for (int j = 0; j <= N; j++) t[j] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        uint64_t x, c = 0;
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            x = (uint64_t)a[j] * b[i] + t[j] + c;
-            t[j] = (uint32_t)x;
-            c = x >> 32;
-        }
-        x = (uint64_t)t[N] + c;
-        t[N] = (uint32_t)x;
-        uint32_t top = (uint32_t)(x >> 32);
-        const uint32_t m = t[0] * P::n0;
-        x = (uint64_t)m * P::p(0) + t[0];
-        c = x >> 32;
-#pragma unroll
-        for (int j = 1; j < N; j++) {
-            x = (uint64_t)m * P::p(j) + t[j] + c;
-            t[j - 1] = (uint32_t)x;
-            c = x >> 32;
-        }
-        x = (uint64_t)t[N] + c;
-        t[N - 1] = (uint32_t)x;
-        t[N] = top + (uint32_t)(x >> 32);
-    }
-    /* t < 2p < 2^(32N): t[N] is 0 */
-    f_reduce_once<P>(res, t);
-}
-
-#ifndef CZ_MUL_PLAIN
-#define CZ_MUL_PLAIN 0
-#endif
 template <class P> CZ_FN mont<P> operator*(const mont<P> &a, const mont<P> &b)
 {
     mont<P> r;
-#if CZ_MUL_PLAIN
-    f_mul_plain<P>(r.v, a.v, b.v);
-#else
     f_mul_rows<P>(r.v, a.v, b.v);
-#endif
     return r;
 }
 

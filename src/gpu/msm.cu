@@ -17,12 +17,15 @@
 #define CZ_ACC_MINB_G1 4
 #endif
 /* Accumulation kernel variant for G1 (bucket accumulation and 0/1 sums):
- *   0: out-of-line mixed add, 4 blocks/SM   1: inlined, 4 blocks/SM (128 registers)
- *   2: inlined, 3 blocks/SM (168 registers) 3: inlined, 2 blocks/SM (at most 255 registers)
- * CUZK_GPU_MSM_ACC=N in the environment overrides the default (benchmarking). The inlined add
- * keeps the accumulator in registers; the out-of-line call passes it through local memory. */
+ *   0: out-of-line mixed add, 128 threads x 4 blocks/SM (128 registers; the accumulator goes
+ *      through local memory at every call)
+ *   3: inlined add, 128 x 2 (200 registers, accumulator in registers) - the default
+ *   4: inlined add, 64 x 5 (<= 204 registers: 10 warps/SM instead of 8)
+ * (1 and 2, inlined with 128 / 168 registers, spilled and were slower: 170 / 167 ms against
+ * 164 ms for a 2^24 MSM on the H200; they were removed.) CUZK_GPU_MSM_ACC=N in the environment
+ * overrides the default (benchmarking). */
 #ifndef CZ_ACC_DEFAULT
-#define CZ_ACC_DEFAULT 3   /* H200: 2^24 G1 MSM 213 / 170 / 167 / 164 ms for variants 0..3 */
+#define CZ_ACC_DEFAULT 3   /* H200: 2^24 G1 MSM 213 ms (variant 0) -> 164 ms */
 #endif
 #ifndef CZ_ACC2_DEFAULT
 #define CZ_ACC2_DEFAULT 1   /* H200: G2 2^22 MSM 207 -> 150 ms inlined */
@@ -36,7 +39,7 @@ static int env_variant(const char *name, int dflt, int max)
 static int acc_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 3);
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 4);
     return v;
 }
 /* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum);
@@ -127,7 +130,7 @@ __global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
 /* INL: the mixed add is inlined (accumulator in registers) instead of called out of line;
  * MINB: minimum resident 128-thread blocks per SM (caps registers per thread). */
 template <class F, bool INL, int MINB>
-__global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
+__global__ void __launch_bounds__(MINB == 5 ? 64 : 128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
                         const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
                         const d_aff<F> *bases, const uint32_t *total)
 {
@@ -267,7 +270,7 @@ __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win
 }
 
 template <class F, bool INL, int MINB>
-__global__ void __launch_bounds__(128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
+__global__ void __launch_bounds__(MINB == 5 ? 64 : 128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
                                  const uint32_t *bitmap, uint32_t n, uint32_t words_per_thread)
 {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -300,45 +303,44 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 
 /* ---- host side ---- */
 
+/* Launch the accumulation kernel variant over `items` threads (see acc_variant). */
 template <class F>
-static void launch_accum(size_t blocks, cudaStream_t st, d_xyzz<F> *partial, const uint32_t *segb,
+static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, const uint32_t *segb,
                          const uint32_t *segoff, const uint32_t *bstart, const uint32_t *bend,
                          const uint32_t *vals, const d_aff<F> *bases, const uint32_t *total)
 {
+#define CZ_ACC(INL, NT, MINB) \
+    k_accum<F, INL, MINB><<<gpu_div_up(items, NT), NT, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total)
     if constexpr (sizeof(F) > 48) {   /* G2 */
-        if (acc2_variant() == 1)
-            k_accum<F, true, 1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total);
-        else
-            k_accum<F, false, 1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total);
-        return;
+        if (acc2_variant() == 1) CZ_ACC(true, 128, 1);
+        else CZ_ACC(false, 128, 1);
     } else {
-    switch (acc_variant()) {
-    case 1: k_accum<F, true, 4><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
-    case 2: k_accum<F, true, 3><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
-    case 3: k_accum<F, true, 2><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
-    default: k_accum<F, false, CZ_ACC_MINB_G1><<<blocks, 128, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total); break;
+        switch (acc_variant()) {
+        case 0: CZ_ACC(false, 128, CZ_ACC_MINB_G1); break;
+        case 4: CZ_ACC(true, 64, 5); break;
+        default: CZ_ACC(true, 128, 2); break;
+        }
     }
-    }
+#undef CZ_ACC
 }
 
 template <class F>
-static void launch_bitmap(size_t blocks, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
+static void launch_bitmap(size_t items, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
                           const uint32_t *bitmap, uint32_t n, uint32_t wpt)
 {
+#define CZ_BM(INL, NT, MINB) \
+    k_bitmap_partial<F, INL, MINB><<<gpu_div_up(items, NT), NT, 0, st>>>(part, bases, bitmap, n, wpt)
     if constexpr (sizeof(F) > 48) {
-        if (acc2_variant() == 1)
-            k_bitmap_partial<F, true, 1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt);
-        else
-            k_bitmap_partial<F, false, 1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt);
-        return;
+        if (acc2_variant() == 1) CZ_BM(true, 128, 1);
+        else CZ_BM(false, 128, 1);
     } else {
-    switch (acc_variant()) {
-    case 1: k_bitmap_partial<F, true, 4><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
-    case 2: k_bitmap_partial<F, true, 3><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
-    case 3: k_bitmap_partial<F, true, 2><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
-    default: k_bitmap_partial<F, false, CZ_ACC_MINB_G1><<<blocks, 128, 0, st>>>(part, bases, bitmap, n, wpt); break;
+        switch (acc_variant()) {
+        case 0: CZ_BM(false, 128, CZ_ACC_MINB_G1); break;
+        case 4: CZ_BM(true, 64, 5); break;
+        default: CZ_BM(true, 128, 2); break;
+        }
     }
-    }
+#undef CZ_BM
 }
 
 /* Reduce G groups of P contiguous points (in) to G points at dst, using two scratch slots. */
@@ -467,7 +469,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         k_segfill<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)segb, d_total, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
         CK_LAUNCH();
         size_t maxs = (size_t)mg / SEG_L + nbg + 1;
-        launch_accum<F>(gpu_div_up(maxs, 128), st, (d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
+        launch_accum<F>(maxs, st, (d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
                         (uint32_t *)bstart, (uint32_t *)bend, sv, bases, d_total);
         CK_LAUNCH();
         k_combine<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
@@ -498,7 +500,7 @@ static int sum_bitmap_dev(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     int rc = gpu_scratch(ctx, SL_SUM_PART, T * sizeof(d_xyzz<F>), &part, err);
     if (rc) return rc;
     if (nw) {
-        launch_bitmap<F>(gpu_div_up(T, 128), st, (d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);
+        launch_bitmap<F>(T, st, (d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);
         CK_LAUNCH();
     } else {
         CK(cudaMemsetAsync(part, 0, sizeof(d_xyzz<F>), st));
