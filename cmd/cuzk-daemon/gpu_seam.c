@@ -62,6 +62,8 @@ int daemon_gpu_ops(const struct engine_gpu_ops **out, const struct cuzk_config *
     ops.load_shape = seam_load_shape;
     ops.load_pk = seam_load_pk;
     ops.unload = seam_unload;
+    ops.host_pin = gpu_host_register;
+    ops.host_unpin = gpu_host_unregister;
     ops.backend = gpu_g16_backend;
     ops.cpu_reason = cpu_reason;
     *out = &ops;

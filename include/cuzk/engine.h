@@ -86,6 +86,12 @@ struct engine_gpu_ops {
     /* CUZK_E_GPU_NOMEM: does not fit (the backend then streams the key from host memory) */
     int (*load_pk)(void *ctx, const struct g16_pk *pk, struct cuzk_error *err);
     void (*unload)(void *ctx);
+    /* Page-lock / unlock host memory (both nullable; process-wide, not per device). A key
+     * that does not fit in VRAM is pinned once, so each proof's upload is a direct DMA rather
+     * than copies through staging buffers by the CPU pool (tier "pinned"); when pinning fails
+     * (RLIMIT_MEMLOCK) that is logged once and the key stays pageable (tier "host"). */
+    int (*host_pin)(void *p, size_t bytes, struct cuzk_error *err);
+    void (*host_unpin)(void *p);
     g16_backend_fn backend;
     const char *cpu_reason;                     /* n_devices == 0: why ("no GPU found: ...") */
 };
@@ -161,7 +167,7 @@ struct engine_gpu_snap {
 };
 struct engine_srs_snap {
     char circuit_id[64];
-    const char *tier;                      /* "vram" | "host" | "loading" (no pinned tier yet) */
+    const char *tier;                      /* "vram" | "pinned" | "host" | "loading" */
     uint32_t vram_mask;                    /* bit d: resident on snapshot gpus[d] */
     uint64_t bytes, load_ms, idle_ms;
     unsigned refs;

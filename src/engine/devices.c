@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuzk/log.h"
+#include "cuzk/util.h"
 #include "engine_internal.h"
 
 static void dev_lock(struct engine *e, unsigned d)
@@ -22,7 +23,61 @@ static void dev_unlock(struct engine *e, unsigned d)
 const char *srs_tier(const struct srs_entry *s)
 {
     if (s->state != SRS_READY) return "loading";
-    return s->vram_mask ? "vram" : "host";
+    return s->vram_mask ? "vram" : s->pinned ? "pinned" : "host";
+}
+
+/* The five key vectors of pk and their sizes. */
+static void key_vectors(struct g16_pk *pk, void *v[5], size_t nb[5])
+{
+    v[0] = pk->h, nb[0] = pk->n_h * sizeof(g1_aff_t);
+    v[1] = pk->l, nb[1] = pk->n_l * sizeof(g1_aff_t);
+    v[2] = pk->a, nb[2] = pk->n_a * sizeof(g1_aff_t);
+    v[3] = pk->b_g1, nb[3] = pk->n_b * sizeof(g1_aff_t);
+    v[4] = pk->b_g2, nb[4] = pk->n_b * sizeof(g2_aff_t);
+}
+
+/* A key that is streamed: page-lock it once (e->mu NOT held; a one-time cost of a few
+ * seconds for a 44 GiB key, paid by the first proof that streams it). */
+static void pin_streamed_key(struct engine *e, struct srs_entry *s)
+{
+    if (!e->gpu.host_pin) return;
+    pthread_mutex_lock(&e->mu);
+    bool claim = !s->pin_tried;
+    s->pin_tried = true;
+    pthread_mutex_unlock(&e->mu);
+    if (!claim) return;
+    void *v[5];
+    size_t nb[5];
+    key_vectors(&s->pk, v, nb);
+    struct cuzk_error perr;
+    cuzk_error_clear(&perr);
+    uint64_t t0 = cuzk_now_ns();
+    int k = 0, rc = CUZK_OK;
+    for (; k < 5 && !rc; k++)
+        if (v[k] && nb[k]) rc = e->gpu.host_pin(v[k], nb[k], &perr);
+    if (rc) {
+        for (int i = 0; i < k - 1; i++)
+            if (v[i] && nb[i] && e->gpu.host_unpin) e->gpu.host_unpin(v[i]);
+        cuzk_log(CLOG_WARN, "SRS %s: could not pin its host copy for direct GPU uploads (%s); each "
+                 "proof copies it through staging buffers instead", s->id, perr.msg);
+        return;
+    }
+    pthread_mutex_lock(&e->mu);
+    s->pinned = true;
+    pthread_mutex_unlock(&e->mu);
+    cuzk_log(CLOG_INFO, "SRS pinned in host memory: circuit=%s pin_ms=%.0f", s->id,
+             (double)(cuzk_now_ns() - t0) / 1e6);
+}
+
+void dev_unpin_entry(struct engine *e, struct srs_entry *s)
+{
+    if (!s->pinned || !e->gpu.host_unpin) return;
+    void *v[5];
+    size_t nb[5];
+    key_vectors(&s->pk, v, nb);
+    for (int k = 0; k < 5; k++)
+        if (v[k] && nb[k]) e->gpu.host_unpin(v[k]);
+    s->pinned = false;
 }
 
 /* Make entry s resident on device d (device lock held, e->mu not held): shape, then key.
@@ -62,6 +117,7 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
     if (fits && !was)
         cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->gpu_ordinals[d]);
     if (krc == CUZK_E_GPU_NOMEM || krc == CUZK_E_UNSUPPORTED) {
+        if (krc == CUZK_E_GPU_NOMEM) pin_streamed_key(e, s);
         if (log_stream)
             cuzk_log(CLOG_WARN, "SRS %s stays in host memory for GPU %d (%s); its key is streamed "
                      "to the GPU for each proof", s->id, e->gpu_ordinals[d],

@@ -32,6 +32,9 @@ struct srs_entry {
      * entry (shape or key) may be on the device, so it must be unloaded there before the
      * entry is freed; stream_logged, "does not fit" was logged for the device. */
     uint32_t vram_mask, dev_mask, stream_logged;
+    /* host key page-locked for direct DMA (tier "pinned"); pin_tried: claimed by one device's
+     * worker (under e->mu) so the key is pinned at most once */
+    bool pinned, pin_tried;
 };
 
 struct engine;
@@ -84,6 +87,8 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
 void dev_upload_all(struct engine *e, struct srs_entry *s);
 /* Drop whatever of s the devices hold (before s is freed). e->mu NOT held. */
 void dev_unload_entry(struct engine *e, struct srs_entry *s);
+/* Unpin a pinned entry's host key (before it is freed). */
+void dev_unpin_entry(struct engine *e, struct srs_entry *s);
 /* "vram", "host" or "loading" (e->mu held). */
 const char *srs_tier(const struct srs_entry *s);
 

@@ -123,6 +123,7 @@ static void entry_free(struct engine *e, struct srs_entry *s)
 {
     if (!s) return;
     dev_unload_entry(e, s);   /* device copies first: contexts know keys by pointer */
+    dev_unpin_entry(e, s);
     if (s->has_shape) g16_shape_free(&s->shape);
     g16_pk_free(&s->pk);
     g16_pvk_free(s->pvk);

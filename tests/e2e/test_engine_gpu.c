@@ -110,6 +110,27 @@ static int f_backend(struct g16_msm_results *out, const struct g16_shape *s, con
     return rc;
 }
 
+/* host pinning: count what is pinned and unpinned; pin_fail makes the next pins fail */
+static unsigned n_pins, n_unpins;
+static size_t pinned_bytes;
+static bool pin_fail;
+static int f_pin(void *p, size_t bytes, struct cuzk_error *err)
+{
+    ASSERT(p && bytes);
+    pthread_mutex_lock(&rec_mu);
+    bool fail = pin_fail;
+    if (!fail) n_pins++, pinned_bytes += bytes;
+    pthread_mutex_unlock(&rec_mu);
+    return fail ? cuzk_fail(err, CUZK_E_GPU, "fake: cudaHostRegister: out of locked memory") : CUZK_OK;
+}
+static void f_unpin(void *p)
+{
+    ASSERT(p);
+    pthread_mutex_lock(&rec_mu);
+    n_unpins++;
+    pthread_mutex_unlock(&rec_mu);
+}
+
 static const int ordinals[NDEV] = {3, 5};
 static void *ctxs[NDEV];
 
@@ -124,8 +145,11 @@ static struct engine *start(void)
     struct engine_gpu_ops ops = {
         .n_devices = NDEV, .ordinals = ordinals, .ctxs = ctxs, .info = f_info, .ctx_free = f_free,
         .lock = f_lock, .unlock = f_unlock, .load_shape = f_load_shape, .load_pk = f_load_pk,
-        .unload = f_unload, .backend = f_backend,
+        .unload = f_unload, .host_pin = f_pin, .host_unpin = f_unpin, .backend = f_backend,
     };
+    n_pins = n_unpins = 0;
+    pinned_bytes = 0;
+    pin_fail = false;
     struct cuzk_config cfg;
     cfg_defaults(&cfg);
     cfg.budget_auto = false;
@@ -236,15 +260,19 @@ TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
     ASSERT_EQ_U64(fakes[1].unloads, u1 + 1);
     ASSERT(!fakes[0].pk && !fakes[1].pk);
 
-    /* a key that does not fit stays in host memory and is streamed; proofs still complete */
+    /* a key that does not fit stays in host memory and is streamed, pinned once for direct
+     * DMA (both devices tried it: one pin per key vector); proofs still complete */
+    ASSERT_EQ_U64(n_pins, 0);   /* resident keys are never pinned */
     fakes[0].nomem = fakes[1].nomem = true;
     ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
     ASSERT_OK(engine_snapshot(e, &s, err), err);
     x = find_srs(&s, "synthetic-32");
     ASSERT(x);
-    ASSERT_STR_CONTAINS(x->tier, "host");
+    ASSERT_STR_CONTAINS(x->tier, "pinned");
     ASSERT_EQ_U64(x->vram_mask, 0);
     engine_snapshot_free(&s);
+    ASSERT_EQ_U64(n_pins, 5);
+    ASSERT(pinned_bytes > 0);
     pthread_mutex_lock(&rec_mu);
     n_seen = 0;   /* the new entry may sit at the evicted one's address: shape pointers repeat */
     pthread_mutex_unlock(&rec_mu);
@@ -254,8 +282,21 @@ TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
     ASSERT_EQ_U64(violations_overlap, 0);
     ASSERT_EQ_U64(violations_mixed, 0);
 
+    /* evicting the pinned entry unpins every vector; a key whose pinning fails stays "host" */
+    ASSERT_OK(engine_evict(e, "synthetic-32", &was, &freed, err), err);
+    ASSERT_EQ_U64(n_unpins, 5);
+    pin_fail = true;
+    ASSERT_OK(engine_preload(e, "synthetic-16", &already, &ms, err), err);
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    x = find_srs(&s, "synthetic-16");
+    ASSERT(x);
+    ASSERT_STR_CONTAINS(x->tier, "host");
+    engine_snapshot_free(&s);
+    ASSERT_EQ_U64(n_pins, 5);
+
     engine_shutdown(e, 5000);
     engine_free(e);
+    ASSERT_EQ_U64(n_unpins, 5);   /* the failed entry had nothing to unpin */
     ASSERT_EQ_U64(fakes[0].freed, 1);   /* the engine owned and freed both contexts */
     ASSERT_EQ_U64(fakes[1].freed, 1);
 }
