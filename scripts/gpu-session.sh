@@ -37,12 +37,12 @@ for step in "$@"; do
         CUZK_GPU_STREAM_KEY=1 run_step test_prove_streamed 300 "$B/tests/gpu/test_prove" ;;
     variants)
         # the accumulation variants of msm.cu: correctness (test_msm) and G1 timings
-        for v in 0 1 2 3; do
+        for v in ${VARIANTS:-0 3 4 5 6}; do
             CUZK_GPU_MSM_ACC=$v run_step "test_msm_v$v" 300 "$B/tests/gpu/test_msm"
             CUZK_GPU_MSM_ACC=$v run_step "msm_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --reps 5
             CUZK_GPU_MSM_ACC=$v run_step "sum_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
         done
-        best_variant=$(for v in 0 1 2 3; do
+        best_variant=$(for v in ${VARIANTS:-0 3 4 5 6}; do
             m=$(grep -E '_2\^24 ' "$OUT/msm_v$v.log" | sed -E 's/.*_2\^24 ([0-9.]+) ms.*/\1/' | head -1)
             [ -n "$m" ] && ! grep -q FAIL "$OUT/test_msm_v$v.log" && echo "$m $v"
         done | sort -n | head -1 | cut -d' ' -f2)
@@ -94,7 +94,7 @@ for step in "$@"; do
             note "ncu: not found"
         fi ;;
     msm-variants-quick)
-        for v in 0 1 2 3; do
+        for v in ${VARIANTS:-0 3 4 5 6}; do
             CUZK_GPU_MSM_ACC=$v run_step "msmq_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 22 --lg 24 --reps 3
         done
         for v in 0 1; do

@@ -20,10 +20,11 @@
  *   0: out-of-line mixed add, 128 threads x 4 blocks/SM (128 registers; the accumulator goes
  *      through local memory at every call)
  *   3: inlined add, 128 x 2 (200 registers, accumulator in registers) - the default
- *   4: inlined add, 64 x 5 (<= 204 registers: 10 warps/SM instead of 8)
- * (1 and 2, inlined with 128 / 168 registers, spilled and were slower: 170 / 167 ms against
- * 164 ms for a 2^24 MSM on the H200; they were removed.) CUZK_GPU_MSM_ACC=N in the environment
- * overrides the default (benchmarking). */
+ * CUZK_GPU_MSM_ACC=N in the environment overrides the default (benchmarking). Measured and
+ * removed (H200, 2^24 G1 MSM; 164 ms for variant 3): inlined with registers capped at 128 or
+ * 168 (spills: 170 / 167 ms), 64-thread blocks for 10 warps/SM (168 ms), accumulator and
+ * points in shared memory with cp.async prefetch, 127 registers and 16 warps/SM without
+ * spills (182 ms). More warps do not pay: see docs/gpu.md, round 3. */
 #ifndef CZ_ACC_DEFAULT
 #define CZ_ACC_DEFAULT 3   /* H200: 2^24 G1 MSM 213 ms (variant 0) -> 164 ms */
 #endif
@@ -39,7 +40,7 @@ static int env_variant(const char *name, int dflt, int max)
 static int acc_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 4);
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 3);
     return v;
 }
 /* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum);
@@ -130,7 +131,7 @@ __global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
 /* INL: the mixed add is inlined (accumulator in registers) instead of called out of line;
  * MINB: minimum resident 128-thread blocks per SM (caps registers per thread). */
 template <class F, bool INL, int MINB>
-__global__ void __launch_bounds__(MINB == 5 ? 64 : 128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
+__global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
                         const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
                         const d_aff<F> *bases, const uint32_t *total)
 {
@@ -270,7 +271,7 @@ __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win
 }
 
 template <class F, bool INL, int MINB>
-__global__ void __launch_bounds__(MINB == 5 ? 64 : 128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
+__global__ void __launch_bounds__(128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
                                  const uint32_t *bitmap, uint32_t n, uint32_t words_per_thread)
 {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -317,7 +318,6 @@ static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, cons
     } else {
         switch (acc_variant()) {
         case 0: CZ_ACC(false, 128, CZ_ACC_MINB_G1); break;
-        case 4: CZ_ACC(true, 64, 5); break;
         default: CZ_ACC(true, 128, 2); break;
         }
     }
@@ -336,7 +336,6 @@ static void launch_bitmap(size_t items, cudaStream_t st, d_xyzz<F> *part, const 
     } else {
         switch (acc_variant()) {
         case 0: CZ_BM(false, 128, CZ_ACC_MINB_G1); break;
-        case 4: CZ_BM(true, 64, 5); break;
         default: CZ_BM(true, 128, 2); break;
         }
     }
