@@ -81,13 +81,14 @@ for step in "$@"; do
         if command -v ncu > /dev/null; then
             run_step ncu_accum 300 ncu --clock-control none --kernel-name regex:k_accum --launch-count 1 \
                 --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-                --section Occupancy --section LaunchStats "$BENCH" gpu-msm --g 1 --lg 22 --reps 1
+                --section Occupancy --section LaunchStats --section InstructionStats \
+                "$BENCH" gpu-msm --g 1 --lg 22 --reps 1
         else
             note "ncu: not found"
         fi ;;
     ncu-ntt)
         if command -v ncu > /dev/null; then
-            run_step ncu_ntt 300 ncu --clock-control none --kernel-name regex:k_ntt_pass --launch-skip 6 --launch-count 3 \
+            run_step ncu_ntt 300 ncu --clock-control none --kernel-name-base demangled --kernel-name regex:ntt_pass --launch-count 3 \
                 --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
                 --section MemoryWorkloadAnalysis --section Occupancy "$BENCH" gpu-ntt --lg 27 --reps 1
         else
