@@ -77,6 +77,9 @@ struct gpu_stream_stats {
     int staged;           /* 1: copied through the pinned staging chunks, 0: key was pinned */
 };
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out);
+/* The last MSM's plan on this context: window bits and windows sorted per group (chosen by the
+ * number of points and, when GPU memory is short, shrunk to fit; diagnostics and tests). */
+void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group);
 
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same

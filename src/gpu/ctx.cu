@@ -353,6 +353,12 @@ extern "C" void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force)
     if (ctx) ctx->force_stream = force;
 }
 
+extern "C" void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group)
+{
+    *window_bits = ctx ? ctx->msm_last_c : 0;
+    *windows_per_group = ctx ? ctx->msm_last_g : 0;
+}
+
 extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -85,6 +85,7 @@ struct gpu_ctx {
     bool force_stream;
     cudaStream_t up_st;
     struct gpu_stream_stats stream_stats;
+    unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */

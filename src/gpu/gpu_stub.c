@@ -131,6 +131,11 @@ int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
 }
 void gpu_host_unregister(void *p) { (void)p; }
 void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force) { (void)ctx, (void)force; }
+void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group)
+{
+    (void)ctx;
+    *window_bits = *windows_per_group = 0;
+}
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     (void)ctx;

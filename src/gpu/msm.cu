@@ -384,6 +384,81 @@ static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
     *W_out = (256 + bc - 1) / bc;
 }
 
+/* S bucket runs per window: the per-thread running sums are serial (2K additions each), so
+ * 2^16 threads over the group keep K = B / S small (32 at c >= 20) and the GPU busy; S is a
+ * power of two that divides B. */
+static uint32_t msm_runs(uint32_t B, unsigned g)
+{
+    uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
+    uint32_t s2 = 1;
+    while (s2 * 2 <= S) s2 *= 2;
+    return s2;
+}
+
+/* Scratch the MSM still has to allocate for window c with g windows per group (slots already
+ * large enough cost nothing; CUB's temporary storage is estimated at 8 bytes per key). */
+template <class F>
+static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W)
+{
+    const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
+    const size_t maxseg = m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
+    const struct { enum gpu_slot s; size_t bytes; } need[] = {
+        {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
+        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, nb * 4}, {SL_SEGOFF, nb * 4},
+        {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, maxseg * X},
+        {SL_BUCKETS, (nb + (size_t)g * msm_runs((uint32_t)B, g)) * X}, {SL_WIN, (size_t)W * X},
+        {SL_CUB, m * 8},
+    };
+    size_t extra = 0;
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;   /* regrown whole */
+    return extra;
+}
+
+/* Window size and windows per group: c minimises n W + 3 * 2^(c-1) W, up to 2^26 keys are
+ * sorted at once; then, while the scratch would not fit in free GPU memory, fewer windows per
+ * group, then smaller windows (the window size is chosen "by size and by free memory").
+ * CUZK_GPU_MSM_MEM_CAP=bytes caps the free memory seen here (test hook). */
+template <class F>
+static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_out, unsigned *g_out,
+                    struct cuzk_error *err)
+{
+    unsigned c, W;
+    msm_window(n, &c, &W);
+    unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
+    if (g > W) g = W;
+    /* steady state: the scratch of an earlier MSM of this size is already there */
+    const size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W) : 0;
+    size_t fr = 0, tot = 0;
+    if (extra) {
+        int rc = gpu_mem_info(ctx, &fr, &tot, err);
+        if (rc) return rc;
+        const char *cap = getenv("CUZK_GPU_MSM_MEM_CAP");
+        if (cap && cap[0]) {
+            unsigned long long v = strtoull(cap, NULL, 10);
+            if (v < fr) fr = (size_t)v;
+        }
+    }
+    const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
+    const size_t avail = fr > margin ? fr - margin : 0;
+    while (extra && msm_extra_bytes<F>(ctx, n, c, g, W) > avail) {
+        if (g > 1) {
+            g = (g + 1) / 2;
+        } else if (c > 8) {
+            c--;
+            W = (256 + c - 1) / c;
+        } else {
+            break;   /* the allocations report the shortage with sizes */
+        }
+    }
+    *c_out = c;
+    *W_out = W;
+    *g_out = g;
+    ctx->msm_last_c = c;
+    ctx->msm_last_g = g;
+    return CUZK_OK;
+}
+
 template <class F>
 static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_aff<F> *bases,
                    const dfr *scalars, const uint32_t *idx, size_t n, const d_xyzz<F> *extra,
@@ -391,24 +466,18 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
 {
     constexpr int BS = blk<F>::BS;
     if (n >= 0x7fffffffu) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %zu points (max 2^31-1)", n);
-    unsigned c, W;
-    msm_window(n, &c, &W);
+    unsigned c, W, g;
+    int rc = msm_plan<F>(ctx, n, &c, &W, &g, err);
+    if (rc) return rc;
     const uint32_t B = 1u << (c - 1);
-    unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
-    if (g > W) g = W;
     uint32_t m = (uint32_t)((size_t)g * n);
     uint32_t nb = g * B;
-    /* S bucket runs per window: the per-thread running sums are serial (2K additions each),
-     * so 2^16 threads over the group keep K small (32 at c >= 20) and the GPU busy */
-    uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
-    /* S must divide B (both powers of two) */
-    { uint32_t s2 = 1; while (s2 * 2 <= S) s2 *= 2; S = s2; }
+    const uint32_t S = msm_runs(B, g);
     uint32_t K = B / S;
     size_t maxseg = (size_t)m / SEG_L + nb + 1;
 
     void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *nseg, *segoff, *segb, *partial,
         *buckets, *win, *small, *cubtmp;
-    int rc = 0;
     size_t mm = m ? m : 1;
     if (!rc) rc = gpu_scratch(ctx, SL_KEYS0, mm * 4, &keys0, err);
     if (!rc) rc = gpu_scratch(ctx, SL_KEYS1, mm * 4, &keys1, err);

@@ -171,3 +171,37 @@ TEST(bad_device_index_is_rejected)
     ASSERT_CODE(gpu_ctx_new(&ctx, 1000, err), CUZK_E_INVALID_ARG, err);
     ASSERT(ctx == NULL);
 }
+
+/* Short GPU memory (CUZK_GPU_MSM_MEM_CAP caps what the MSM planner sees as free): the plan
+ * shrinks (fewer windows per group, then smaller windows) and results stay exact. Without the
+ * cap a 2^16 MSM sorts all its windows in one group. */
+TEST(msm_plan_shrinks_to_fit_memory)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const size_t n = 65536;
+    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+    check_g1(ctx, n, SC_RANDOM, false);
+    unsigned c0, g0;
+    gpu_ctx_msm_plan(ctx, &c0, &g0);
+    ASSERT_MSG(c0 >= 8 && g0 == (256 + c0 - 1) / c0, "default plan c=%u g=%u", c0, g0);
+    gpu_ctx_free(ctx);
+
+    /* fresh contexts (no scratch yet): 64 MiB margin + a few MiB */
+    const char *caps[] = {"75000000", "68000000"};
+    unsigned last_c = c0, last_g = g0;
+    for (int k = 0; k < 2; k++) {
+        setenv("CUZK_GPU_MSM_MEM_CAP", caps[k], 1);
+        ctx = gpu_test_ctx();
+        check_g1(ctx, n, SC_RANDOM, false);
+        check_g1(ctx, 1000, SC_EDGE, true);
+        unsigned c, g;
+        check_g1(ctx, n, SC_MIXED01, false);
+        gpu_ctx_msm_plan(ctx, &c, &g);
+        ASSERT_MSG(g < g0 || c < c0, "cap %s: plan c=%u g=%u not smaller than c=%u g=%u", caps[k], c, g, c0, g0);
+        ASSERT_MSG(c < last_c || g <= last_g, "cap %s: plan c=%u g=%u grew", caps[k], c, g);
+        last_c = c, last_g = g;
+        check_g2(ctx, 4097, SC_RANDOM);
+        gpu_ctx_free(ctx);
+    }
+    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+}
