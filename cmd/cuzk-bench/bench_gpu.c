@@ -588,10 +588,9 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         void *reg[7] = {0};
         if (!rc && pinned == 2) {
             uint64_t tr = cuzk_now_ns();
-            void *v[7] = {pk.h, pk.l, pk.a, pk.b_g1, pk.b_g2, pl.aux, pl.in};
-            size_t nb[7] = {pk.n_h * sizeof(g1_aff_t), pk.n_l * sizeof(g1_aff_t), pk.n_a * sizeof(g1_aff_t),
-                            pk.n_b * sizeof(g1_aff_t), pk.n_b * sizeof(g2_aff_t),
-                            (size_t)s.n_aux * sizeof(fr_t), (size_t)s.n_inputs * sizeof(fr_t)};
+            void *v[7] = {pl.aux, pl.in};
+            size_t nb[7] = {(size_t)s.n_aux * sizeof(fr_t), (size_t)s.n_inputs * sizeof(fr_t)};
+            g16_pk_vectors(&pk, v + 2, nb + 2);
             double tot = 0;
             for (int k = 0; !rc && k < 7; k++) {
                 rc = gpu_host_register(v[k], nb[k], &err);

@@ -129,6 +129,10 @@ struct g16_pk {
 };
 void g16_vk_free(struct g16_vk *vk);
 void g16_pk_free(struct g16_pk *pk);
+/* The five point vectors of pk in proof order (h, l, a, b_g1, b_g2) and their sizes in
+ * bytes; returns the total. For code that moves a key around as a whole (uploads, pinning). */
+#define G16_PK_VECTORS 5
+uint64_t g16_pk_vectors(const struct g16_pk *pk, void *v[G16_PK_VECTORS], size_t bytes[G16_PK_VECTORS]);
 
 /* Local trusted setup for tests, benchmarks and demos. NOT FOR PRODUCTION: the toxic waste
  * is known to this process. rng NULL = OS randomness. */

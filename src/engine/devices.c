@@ -26,16 +26,6 @@ const char *srs_tier(const struct srs_entry *s)
     return s->vram_mask ? "vram" : s->pinned ? "pinned" : "host";
 }
 
-/* The five key vectors of pk and their sizes. */
-static void key_vectors(struct g16_pk *pk, void *v[5], size_t nb[5])
-{
-    v[0] = pk->h, nb[0] = pk->n_h * sizeof(g1_aff_t);
-    v[1] = pk->l, nb[1] = pk->n_l * sizeof(g1_aff_t);
-    v[2] = pk->a, nb[2] = pk->n_a * sizeof(g1_aff_t);
-    v[3] = pk->b_g1, nb[3] = pk->n_b * sizeof(g1_aff_t);
-    v[4] = pk->b_g2, nb[4] = pk->n_b * sizeof(g2_aff_t);
-}
-
 /* A key that is streamed: page-lock it once (e->mu NOT held; a one-time cost of a few
  * seconds for a 44 GiB key, paid by the first proof that streams it). */
 static void pin_streamed_key(struct engine *e, struct srs_entry *s)
@@ -46,14 +36,14 @@ static void pin_streamed_key(struct engine *e, struct srs_entry *s)
     s->pin_tried = true;
     pthread_mutex_unlock(&e->mu);
     if (!claim) return;
-    void *v[5];
-    size_t nb[5];
-    key_vectors(&s->pk, v, nb);
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(&s->pk, v, nb);
     struct cuzk_error perr;
     cuzk_error_clear(&perr);
     uint64_t t0 = cuzk_now_ns();
     int k = 0, rc = CUZK_OK;
-    for (; k < 5 && !rc; k++)
+    for (; k < G16_PK_VECTORS && !rc; k++)
         if (v[k] && nb[k]) rc = e->gpu.host_pin(v[k], nb[k], &perr);
     if (rc) {
         for (int i = 0; i < k - 1; i++)
@@ -72,10 +62,10 @@ static void pin_streamed_key(struct engine *e, struct srs_entry *s)
 void dev_unpin_entry(struct engine *e, struct srs_entry *s)
 {
     if (!s->pinned || !e->gpu.host_unpin) return;
-    void *v[5];
-    size_t nb[5];
-    key_vectors(&s->pk, v, nb);
-    for (int k = 0; k < 5; k++)
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(&s->pk, v, nb);
+    for (int k = 0; k < G16_PK_VECTORS; k++)
         if (v[k] && nb[k]) e->gpu.host_unpin(v[k]);
     s->pinned = false;
 }

@@ -253,14 +253,13 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
     CK(cudaSetDevice(ctx->dev));
     if (ctx->pk == pk) return CUZK_OK;
     unload_pk(ctx);
-    size_t need = (pk->n_h + pk->n_l + pk->n_a + pk->n_b) * sizeof(g1_aff_t) +
-                  pk->n_b * sizeof(g2_aff_t);
+    void *h[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    uint64_t need = g16_pk_vectors(pk, h, nb);
+    void **d[G16_PK_VECTORS] = {&ctx->d_h, &ctx->d_l, &ctx->d_a, &ctx->d_bg1, &ctx->d_bg2};
+    static const char *const names[G16_PK_VECTORS] = {"pk.h", "pk.l", "pk.a", "pk.b_g1", "pk.b_g2"};
     int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_pk: proving key", err);
-    if (!rc) rc = upload(ctx, &ctx->d_h, pk->h, pk->n_h * sizeof(g1_aff_t), "pk.h", err);
-    if (!rc) rc = upload(ctx, &ctx->d_l, pk->l, pk->n_l * sizeof(g1_aff_t), "pk.l", err);
-    if (!rc) rc = upload(ctx, &ctx->d_a, pk->a, pk->n_a * sizeof(g1_aff_t), "pk.a", err);
-    if (!rc) rc = upload(ctx, &ctx->d_bg1, pk->b_g1, pk->n_b * sizeof(g1_aff_t), "pk.b_g1", err);
-    if (!rc) rc = upload(ctx, &ctx->d_bg2, pk->b_g2, pk->n_b * sizeof(g2_aff_t), "pk.b_g2", err);
+    for (int k = 0; !rc && k < G16_PK_VECTORS; k++) rc = upload(ctx, d[k], h[k], nb[k], names[k], err);
     if (rc) {
         unload_pk(ctx);
         return rc;
@@ -325,20 +324,26 @@ extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s
 
 /* ---- pinned host memory and the streamed-key resources ---- */
 
+/* A failed page-locking call (cudaMallocHost, cudaHostRegister) as a cuzk error. */
+static int host_mem_fail(struct cuzk_error *err, cudaError_t e, const char *call, size_t bytes,
+                         const char *hint)
+{
+    (void)cudaGetLastError();
+    char need[32];
+    fmt_bytes(need, sizeof need, bytes);
+    int code = e == cudaErrorMemoryAllocation ? CUZK_E_NOMEM
+             : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? CUZK_E_NO_GPU
+             : CUZK_E_GPU;
+    return cuzk_fail(err, code, "%s(%s): %s%s", call, need, cudaGetErrorString(e), hint);
+}
+
 extern "C" int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
 {
     *out = NULL;
     cudaError_t e = cudaMallocHost(out, bytes ? bytes : 16);
     if (e != cudaSuccess) {
         *out = NULL;
-        (void)cudaGetLastError();
-        char need[32];
-        fmt_bytes(need, sizeof need, bytes);
-        int code = e == cudaErrorMemoryAllocation ? CUZK_E_NOMEM
-                 : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? CUZK_E_NO_GPU
-                 : CUZK_E_GPU;
-        return cuzk_fail(err, code, "gpu_host_alloc_pinned: cudaMallocHost(%s): %s", need,
-                         cudaGetErrorString(e));
+        return host_mem_fail(err, e, "gpu_host_alloc_pinned: cudaMallocHost", bytes, "");
     }
     return CUZK_OK;
 }
@@ -375,16 +380,9 @@ extern "C" int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
 {
     if (!p || !bytes) return CUZK_OK;
     cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        char need[32];
-        fmt_bytes(need, sizeof need, bytes);
-        int code = e == cudaErrorMemoryAllocation ? CUZK_E_NOMEM
-                 : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? CUZK_E_NO_GPU
-                 : CUZK_E_GPU;
-        return cuzk_fail(err, code, "gpu_host_register: cudaHostRegister(%s): %s (is RLIMIT_MEMLOCK "
-                         "high enough? systemd: LimitMEMLOCK=infinity)", need, cudaGetErrorString(e));
-    }
+    if (e != cudaSuccess)
+        return host_mem_fail(err, e, "gpu_host_register: cudaHostRegister", bytes,
+                             " (is RLIMIT_MEMLOCK high enough? systemd: LimitMEMLOCK=infinity)");
     return CUZK_OK;
 }
 

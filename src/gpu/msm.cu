@@ -2,6 +2,7 @@
  * radix-sorted per window group, XYZZ bucket runs split into bounded segments, bucket
  * reduction by running sums over segments, Horner over windows), and the 0/1 bitmap sums. */
 #include <cub/cub.cuh>
+#include <type_traits>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,42 +305,41 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 
 /* ---- host side ---- */
 
-/* Launch the accumulation kernel variant over `items` threads (see acc_variant). */
+/* Calls launch(inl, minb) with std::integral_constant values for the selected accumulation
+ * variant of group F (acc_variant, acc2_variant), so every kernel that accumulates picks it
+ * the same way. */
+template <class F, class L> static void acc_dispatch(L launch)
+{
+    using namespace std;
+    if constexpr (sizeof(F) > 48) {   /* G2: 255 registers, 1 block/SM minimum */
+        if (acc2_variant() == 1) launch(true_type{}, integral_constant<int, 1>{});
+        else launch(false_type{}, integral_constant<int, 1>{});
+    } else if (acc_variant() == 0) {
+        launch(false_type{}, integral_constant<int, CZ_ACC_MINB_G1>{});
+    } else {
+        launch(true_type{}, integral_constant<int, 2>{});
+    }
+}
+
 template <class F>
 static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, const uint32_t *segb,
                          const uint32_t *segoff, const uint32_t *bstart, const uint32_t *bend,
                          const uint32_t *vals, const d_aff<F> *bases, const uint32_t *total)
 {
-#define CZ_ACC(INL, NT, MINB) \
-    k_accum<F, INL, MINB><<<gpu_div_up(items, NT), NT, 0, st>>>(partial, segb, segoff, bstart, bend, vals, bases, total)
-    if constexpr (sizeof(F) > 48) {   /* G2 */
-        if (acc2_variant() == 1) CZ_ACC(true, 128, 1);
-        else CZ_ACC(false, 128, 1);
-    } else {
-        switch (acc_variant()) {
-        case 0: CZ_ACC(false, 128, CZ_ACC_MINB_G1); break;
-        default: CZ_ACC(true, 128, 2); break;
-        }
-    }
-#undef CZ_ACC
+    acc_dispatch<F>([&](auto inl, auto minb) {
+        k_accum<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+            partial, segb, segoff, bstart, bend, vals, bases, total);
+    });
 }
 
 template <class F>
 static void launch_bitmap(size_t items, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
                           const uint32_t *bitmap, uint32_t n, uint32_t wpt)
 {
-#define CZ_BM(INL, NT, MINB) \
-    k_bitmap_partial<F, INL, MINB><<<gpu_div_up(items, NT), NT, 0, st>>>(part, bases, bitmap, n, wpt)
-    if constexpr (sizeof(F) > 48) {
-        if (acc2_variant() == 1) CZ_BM(true, 128, 1);
-        else CZ_BM(false, 128, 1);
-    } else {
-        switch (acc_variant()) {
-        case 0: CZ_BM(false, 128, CZ_ACC_MINB_G1); break;
-        default: CZ_BM(true, 128, 2); break;
-        }
-    }
-#undef CZ_BM
+    acc_dispatch<F>([&](auto inl, auto minb) {
+        k_bitmap_partial<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+            part, bases, bitmap, n, wpt);
+    });
 }
 
 /* Reduce G groups of P contiguous points (in) to G points at dst, using two scratch slots. */
@@ -428,7 +428,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
     if (g > W) g = W;
     /* steady state: the scratch of an earlier MSM of this size is already there */
-    const size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W) : 0;
+    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W) : 0;
     size_t fr = 0, tot = 0;
     if (extra) {
         int rc = gpu_mem_info(ctx, &fr, &tot, err);
@@ -441,7 +441,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     }
     const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
     const size_t avail = fr > margin ? fr - margin : 0;
-    while (extra && msm_extra_bytes<F>(ctx, n, c, g, W) > avail) {
+    while (extra > avail) {
         if (g > 1) {
             g = (g + 1) / 2;
         } else if (c > 8) {
@@ -450,6 +450,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         } else {
             break;   /* the allocations report the shortage with sizes */
         }
+        extra = msm_extra_bytes<F>(ctx, n, c, g, W);
     }
     *c_out = c;
     *W_out = W;

@@ -88,11 +88,11 @@ static int split_msm(struct gpu_ctx *ctx, d_jac<F> *out, const d_aff<F> *bases, 
  * chunks (memcpy into chunk j % 2 while chunk j - 1 is in DMA); pinned host memory is copied
  * directly. Hand-over is host-side (mutex + condition): the prover thread synchronises its
  * stream after every MSM anyway (lap), so "consumed" is exact. */
-#define NVEC 5
+#define NVEC G16_PK_VECTORS
 
 struct streamer {
     struct gpu_ctx *ctx;
-    const void *host[NVEC];
+    void *host[NVEC];
     size_t bytes[NVEC];
     void *dev[2];
     int nbuf;
@@ -162,16 +162,10 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
 {
     memset(sm, 0, sizeof *sm);
     sm->ctx = ctx;
-    const void *host[NVEC] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
-    size_t bytes[NVEC] = {pk->n_h * sizeof(g1_aff_t), pk->n_l * sizeof(g1_aff_t),
-                          pk->n_a * sizeof(g1_aff_t), pk->n_b * sizeof(g1_aff_t),
-                          pk->n_b * sizeof(g2_aff_t)};
+    g16_pk_vectors(pk, sm->host, sm->bytes);
     size_t mx = 16;
-    for (int k = 0; k < NVEC; k++) {
-        sm->host[k] = host[k];
-        sm->bytes[k] = bytes[k];
-        if (bytes[k] > mx) mx = bytes[k];
-    }
+    for (int k = 0; k < NVEC; k++)
+        if (sm->bytes[k] > mx) mx = sm->bytes[k];
     int rc = gpu_stream_prepare(ctx, err);
     if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
     if (rc) return rc;

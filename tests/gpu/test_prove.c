@@ -229,10 +229,10 @@ TEST(registered_host_memory_gives_same_proofs)
     ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
     gpu_ctx_unload(ctx);
 
-    void *v[5] = {f.pk.h, f.pk.l, f.pk.a, f.pk.b_g1, f.pk.b_g2};
-    size_t nb[5] = {f.pk.n_h * sizeof(g1_aff_t), f.pk.n_l * sizeof(g1_aff_t), f.pk.n_a * sizeof(g1_aff_t),
-                    f.pk.n_b * sizeof(g1_aff_t), f.pk.n_b * sizeof(g2_aff_t)};
-    for (int k = 0; k < 5; k++) ASSERT_OK(gpu_host_register(v[k], nb[k], err), err);
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(&f.pk, v, nb);
+    for (int k = 0; k < G16_PK_VECTORS; k++) ASSERT_OK(gpu_host_register(v[k], nb[k], err), err);
     ASSERT_OK(gpu_host_register(f.aux, (size_t)f.s.n_aux * sizeof(fr_t), err), err);
     for (int streamed = 0; streamed < 2; streamed++) {
         gpu_ctx_set_stream_key(ctx, streamed != 0);
@@ -245,7 +245,7 @@ TEST(registered_host_memory_gives_same_proofs)
         gpu_ctx_unload(ctx);
     }
     gpu_ctx_set_stream_key(ctx, false);
-    for (int k = 0; k < 5; k++) gpu_host_unregister(v[k]);
+    for (int k = 0; k < G16_PK_VECTORS; k++) gpu_host_unregister(v[k]);
     gpu_host_unregister(f.aux);
     /* an impossible registration is an error with a message, not a crash */
     int rc = gpu_host_register((void *)(uintptr_t)4096, (size_t)1 << 50, err);
