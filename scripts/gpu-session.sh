@@ -3,7 +3,8 @@
 # Usage (repository root, on the GPU machine): scripts/gpu-session.sh BUILD STEP...
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
-#           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick
+#           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
+#           ntt-variants
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -101,6 +102,22 @@ for step in "$@"; do
         for v in 0 1; do
             CUZK_GPU_MSM_ACC2=$v run_step "msmq_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
         done ;;
+    seg-variants)
+        # bucket accumulation work split: segments per bucket (0) vs uniform ranges (1, L points)
+        CUZK_GPU_MSM_SEG=0 run_step test_msm_seg0 300 "$B/tests/gpu/test_msm"
+        CUZK_GPU_MSM_L=8 run_step test_msm_l8 300 "$B/tests/gpu/test_msm"
+        CUZK_GPU_MSM_SEG=0 run_step msm_seg0 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
+        for l in ${LENS:-16 32 64}; do
+            CUZK_GPU_MSM_L=$l run_step "msm_l$l" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
+        done
+        CUZK_GPU_MSM_SEG=0 run_step msm_g2_seg0 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
+        run_step msm_g2_seg1 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3 ;;
+    ntt-variants)
+        CUZK_GPU_NTT_R4=0 run_step test_ntt_r2 300 "$B/tests/gpu/test_ntt"
+        CUZK_GPU_NTT_R4=0 run_step ntt_r2 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        run_step ntt_r4 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        CUZK_GPU_NTT_R4=0 run_step h_r2 300 "$BENCH" gpu-h --lg 27 --reps 3
+        run_step h_r4 300 "$BENCH" gpu-h --lg 27 --reps 3 ;;
     porep27-registered)
         run_step porep27_registered 540 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 ;;
     porep27-pinned)

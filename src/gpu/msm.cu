@@ -53,6 +53,32 @@ static int acc2_variant(void)
     return v;
 }
 
+/* Work split of the bucket accumulation:
+ *   0: every bucket run cut into segments of <= SEG_L points, one thread per segment (threads
+ *      of a warp get 1..32 points: at ~32 points per bucket the warp runs 32 steps for ~22
+ *      points of work on average)
+ *   1: uniform ranges (default): thread t takes sorted entries [t L, (t+1) L) whatever the
+ *      bucket boundaries, so every thread of a warp does L additions; a bucket that lies
+ *      inside one range is written directly, the pieces of a bucket that crosses ranges (its
+ *      "tail" in the first range, "heads" in the next ones) are summed afterwards.
+ * CUZK_GPU_MSM_SEG=N overrides; CUZK_GPU_MSM_L=points per range (8..1024, default 32). */
+static int seg_variant(void)
+{
+    static int v = -1;
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_SEG", 1, 1);
+    return v;
+}
+static uint32_t range_len(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("CUZK_GPU_MSM_L");
+        int x = e && e[0] ? atoi(e) : 32;
+        v = x >= 8 && x <= 1024 ? x : 32;
+    }
+    return (uint32_t)v;
+}
+
 template <class F> struct blk {
     /* shared-memory trees hold BS points: keep them within the 48 KiB static limit */
     static constexpr int BS = sizeof(d_xyzz<F>) > 256 ? 64 : 128;
@@ -102,15 +128,20 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
     }
 }
 
-__global__ void k_bounds(uint32_t *bstart, uint32_t *bend, const uint32_t *keys, uint32_t m,
-                         uint32_t sentinel)
+/* Bucket bounds in the sorted keys; *valid = number of entries before the zero-digit
+ * sentinels (left untouched, i.e. 0 from the memset, when every digit is zero). */
+__global__ void k_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *valid, const uint32_t *keys,
+                         uint32_t m, uint32_t sentinel)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
     uint32_t k = keys[i];
     if (k >= sentinel) return;
     if (i == 0 || keys[i - 1] != k) bstart[k] = i;
-    if (i == m - 1 || keys[i + 1] != k) bend[k] = i + 1;
+    if (i == m - 1 || keys[i + 1] != k) {
+        bend[k] = i + 1;
+        if (i == m - 1 || keys[i + 1] >= sentinel) *valid = i + 1;
+    }
 }
 
 __global__ void k_segcount(uint32_t *nseg, const uint32_t *bstart, const uint32_t *bend, uint32_t nb)
@@ -177,6 +208,76 @@ __global__ void k_combine(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_c
     st_vec(&buckets[b], acc);
 }
 
+/* Uniform ranges (seg_variant 1): thread t adds the points of sorted entries [t L, (t+1) L)
+ * (ending at *valid); each bucket run it meets is written to buckets[key] when it lies inside
+ * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
+ * goes on into the next range (at most one of each per thread). */
+template <class F, bool INL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyzz<F> *head, d_xyzz<F> *tail,
+                                                       const uint32_t *keys, const uint32_t *vals,
+                                                       const d_aff<F> *bases, const uint32_t *valid, uint32_t L)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t V = *valid;
+    const uint64_t s64 = (uint64_t)t * L;
+    if (s64 >= V) return;
+    const uint32_t s = (uint32_t)s64, e = min(s + L, V);
+    uint32_t cur = keys[s];
+    bool open = s > 0 && keys[s - 1] == cur;   /* the first run began in an earlier range */
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    uint32_t v = vals[s], k = cur;
+    d_aff<F> p = ld_vec(&bases[v & 0x7fffffffu]);
+    for (uint32_t i = s; i < e; i++) {
+        d_aff<F> q = p;
+        const bool neg = v >> 31;
+        const uint32_t ki = k;
+        if (i + 1 < e) {   /* fetch the next entry while this one is added */
+            v = vals[i + 1];
+            k = keys[i + 1];
+            p = ld_vec(&bases[v & 0x7fffffffu]);
+        }
+        if (ki != cur) {   /* run `cur` ended inside this range */
+            st_vec(open ? &head[t] : &buckets[cur], acc);
+            xyzz_set_inf(acc);
+            open = false;
+            cur = ki;
+        }
+        if (neg) q.y = f_neg(q.y);
+        if (INL) xyzz_add_aff_i(acc, q);
+        else xyzz_add_aff(acc, q);
+    }
+    const bool goes_on = e < V && keys[e] == cur;
+    st_vec(open ? &head[t] : goes_on ? &tail[t] : &buckets[cur], acc);
+}
+
+/* Buckets of the uniform ranges: empty ones become infinity, runs that crossed ranges are
+ * tail[t0] + head[t0+1] + ... + head[t1]; very long runs go to k_heavy_u. */
+template <class F>
+__global__ void k_combine_u(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count,
+                            const d_xyzz<F> *head, const d_xyzz<F> *tail, const uint32_t *bstart,
+                            const uint32_t *bend, uint32_t L, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    uint32_t s = bstart[b], e = bend[b];
+    d_xyzz<F> acc;
+    if (s == e) {
+        xyzz_set_inf(acc);
+        st_vec(&buckets[b], acc);
+        return;
+    }
+    uint32_t t0 = s / L, t1 = (e - 1) / L;
+    if (t0 == t1) return;   /* written by k_accum_u */
+    if (t1 - t0 > HEAVY_SEGS) {
+        heavy[atomicAdd(heavy_count, 1u)] = b;
+        return;
+    }
+    acc = ld_vec(&tail[t0]);
+    for (uint32_t t = t0 + 1; t <= t1; t++) xyzz_add(acc, ld_vec(&head[t]));
+    st_vec(&buckets[b], acc);
+}
+
 template <class F, int BS>
 __device__ __forceinline__ void block_reduce(d_xyzz<F> *sh, d_xyzz<F> acc, d_xyzz<F> *out)
 {
@@ -207,6 +308,24 @@ __global__ void __launch_bounds__(BS) k_heavy(d_xyzz<F> *buckets, const uint32_t
         d_xyzz<F> acc;
         xyzz_set_inf(acc);
         for (uint32_t s = threadIdx.x; s < c; s += BS) xyzz_add(acc, ld_vec(&partial[o + s]));
+        block_reduce<F, BS>(sh, acc, &buckets[b]);
+    }
+}
+
+template <class F, int BS>
+__global__ void __launch_bounds__(BS) k_heavy_u(d_xyzz<F> *buckets, const uint32_t *heavy,
+                                                const uint32_t *heavy_count, const d_xyzz<F> *head,
+                                                const d_xyzz<F> *tail, const uint32_t *bstart,
+                                                const uint32_t *bend, uint32_t L)
+{
+    __shared__ d_xyzz<F> sh[BS];
+    uint32_t hc = *heavy_count;
+    for (uint32_t h = blockIdx.x; h < hc; h += gridDim.x) {
+        uint32_t b = heavy[h], t0 = bstart[b] / L, t1 = (bend[b] - 1) / L;
+        d_xyzz<F> acc;
+        xyzz_set_inf(acc);
+        if (threadIdx.x == 0) acc = ld_vec(&tail[t0]);
+        for (uint32_t t = t0 + 1 + threadIdx.x; t <= t1; t += BS) xyzz_add(acc, ld_vec(&head[t]));
         block_reduce<F, BS>(sh, acc, &buckets[b]);
     }
 }
@@ -333,6 +452,17 @@ static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, cons
 }
 
 template <class F>
+static void launch_accum_u(size_t items, cudaStream_t st, d_xyzz<F> *buckets, d_xyzz<F> *head,
+                           d_xyzz<F> *tail, const uint32_t *keys, const uint32_t *vals,
+                           const d_aff<F> *bases, const uint32_t *valid, uint32_t L)
+{
+    acc_dispatch<F>([&](auto inl, auto minb) {
+        k_accum_u<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+            buckets, head, tail, keys, vals, bases, valid, L);
+    });
+}
+
+template <class F>
 static void launch_bitmap(size_t items, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
                           const uint32_t *bitmap, uint32_t n, uint32_t wpt)
 {
@@ -401,11 +531,13 @@ template <class F>
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W)
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
-    const size_t maxseg = m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
+    const bool u = seg_variant() == 1;
+    const size_t maxseg = u ? 0 : m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
+    const size_t pieces = u ? 2 * (m / range_len() + 1) : maxseg;
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
-        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, nb * 4}, {SL_SEGOFF, nb * 4},
-        {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, maxseg * X},
+        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
+        {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + (size_t)g * msm_runs((uint32_t)B, g)) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
     };
@@ -475,7 +607,10 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     uint32_t nb = g * B;
     const uint32_t S = msm_runs(B, g);
     uint32_t K = B / S;
-    size_t maxseg = (size_t)m / SEG_L + nb + 1;
+    const bool uni = seg_variant() == 1;
+    const uint32_t L = range_len();
+    size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
+    size_t nthr = (size_t)m / L + 1;   /* uniform ranges: threads, and head/tail pieces each */
 
     void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *nseg, *segoff, *segb, *partial,
         *buckets, *win, *small, *cubtmp;
@@ -486,10 +621,10 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     if (!rc) rc = gpu_scratch(ctx, SL_VALS1, mm * 4, &vals1, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BSTART, (size_t)nb * 4, &bstart, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_NSEG, (size_t)nb * 4, &nseg, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_SEGOFF, (size_t)nb * 4, &segoff, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_NSEG, uni ? 4 : (size_t)nb * 4, &nseg, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_SEGOFF, uni ? 4 : (size_t)nb * 4, &segoff, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SEGB, maxseg * 4, &segb, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, maxseg * sizeof(d_xyzz<F>), &partial, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, (uni ? 2 * nthr : maxseg) * sizeof(d_xyzz<F>), &partial, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, (size_t)nb * sizeof(d_xyzz<F>) + (size_t)g * S * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
@@ -528,9 +663,22 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         uint32_t *sk = dk.Current(), *sv = dv.Current();
         CK(cudaMemsetAsync(bstart, 0, (size_t)nbg * 4, st));
         CK(cudaMemsetAsync(bend, 0, (size_t)nbg * 4, st));
-        CK(cudaMemsetAsync(d_heavy_count, 0, 4, st));
-        k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, sk, mg, gg * B);
+        CK(cudaMemsetAsync(d_total, 0, 8, st));   /* valid count and heavy count */
+        k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * B);
         CK_LAUNCH();
+        if (uni) {
+            d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
+            size_t nt = (size_t)mg / L + 1;
+            launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, sk, sv, bases, d_total, L);
+            CK_LAUNCH();
+            k_combine_u<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                 head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
+            CK_LAUNCH();
+            size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
+            k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
+                (d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count, head, tail, (uint32_t *)bstart, (uint32_t *)bend, L);
+            CK_LAUNCH();
+        } else {
         k_segcount<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)nseg, (uint32_t *)bstart, (uint32_t *)bend, nbg);
         CK_LAUNCH();
         tb = cub_bytes;
@@ -548,6 +696,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         k_heavy<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
                                                                             (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff);
         CK_LAUNCH();
+        }
         k_winred<F><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
         CK_LAUNCH();
         rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);

@@ -110,6 +110,100 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
     }
 }
 
+/* The same pass with two stages per barrier (radix-4 steps): 2^(k-2) threads, each owning
+ * the 4 elements j, j + h, j + 2h, j + 3h of a stage pair with halves h and 2h (DIF: 2h then
+ * h; DIT: h then 2h) and doing its 4 butterflies in registers: half the shared-memory round
+ * trips and barriers, and 2 independent products in flight per thread. An odd k ends with
+ * one radix-2 stage of 2 butterflies per thread. Twiddles staged as in k_ntt_pass<.., true>. */
+template <bool DIT>
+__global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+                            unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
+{
+    extern __shared__ dfr sh[];
+    const uint32_t t = threadIdx.x;
+    const uint32_t T = blockIdx.x;
+    uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
+    uint32_t stride = 1u << stride_lg;
+    uint32_t l = T & (stride - 1);
+    uint32_t hi = T >> stride_lg;
+    uint32_t base = DIT ? (hi << (s0 + k)) + l : (hi << (lg - s0)) + l;
+    const uint32_t q = 1u << (k - 2);   /* threads; a quarter of the tile */
+    dfr *tws = sh + (4 * q);
+
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        uint32_t idx = t + r * q;   /* entries 1 .. 2^k - 1 (0 unused) */
+        if (idx == 0) continue;
+        uint32_t hm_lg = 31 - __clz(idx);
+        uint32_t jl = idx - (1u << hm_lg);
+        unsigned s = s0 + (DIT ? hm_lg : k - 1 - hm_lg);
+        uint32_t j = jl * stride + l;
+        uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
+        tws[idx] = twiddle(tw, e, tw_shift, lg, inverse);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        uint32_t m = t + r * q;
+        uint32_t pos = base + m * stride;
+        sh[m] = apply_mul(pre, data[pos], pos, lg);
+    }
+    __syncthreads();
+    unsigned tt = 0;
+    for (; tt + 2 <= k; tt += 2) {
+        /* small half hs = 2^hs_lg: DIF stages tt, tt+1 have halves 2^(k-1-tt), 2^(k-2-tt) */
+        const uint32_t hs_lg = DIT ? tt : k - 2 - tt;
+        const uint32_t hs = 1u << hs_lg;
+        const uint32_t jl = t & (hs - 1);
+        const uint32_t j = ((t >> hs_lg) << (hs_lg + 2)) + jl;
+        dfr x0 = sh[j], x1 = sh[j + hs], x2 = sh[j + 2 * hs], x3 = sh[j + 3 * hs];
+        const dfr ws = tws[hs + jl];                 /* stage with half hs */
+        const dfr wb0 = tws[2 * hs + jl], wb1 = tws[3 * hs + jl];   /* half 2 hs */
+        if (DIT) {
+            dfr v1 = x1 * ws, v3 = x3 * ws;
+            dfr y0 = x0 + v1, y1 = x0 - v1, y2 = x2 + v3, y3 = x2 - v3;
+            dfr v2 = y2 * wb0, v3b = y3 * wb1;
+            sh[j] = y0 + v2;
+            sh[j + 2 * hs] = y0 - v2;
+            sh[j + hs] = y1 + v3b;
+            sh[j + 3 * hs] = y1 - v3b;
+        } else {
+            dfr y0 = x0 + x2, y2 = (x0 - x2) * wb0, y1 = x1 + x3, y3 = (x1 - x3) * wb1;
+            sh[j] = y0 + y1;
+            sh[j + hs] = (y0 - y1) * ws;
+            sh[j + 2 * hs] = y2 + y3;
+            sh[j + 3 * hs] = (y2 - y3) * ws;
+        }
+        __syncthreads();
+    }
+    if (tt < k) {   /* one radix-2 stage left: butterflies t and t + q */
+        const uint32_t hm_lg = DIT ? tt : k - tt - 1;
+        const uint32_t hm = 1u << hm_lg;
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const uint32_t bi = t + r * q;
+            const uint32_t jl = bi & (hm - 1);
+            const uint32_t m1 = ((bi >> hm_lg) << (hm_lg + 1)) + jl, m2 = m1 + hm;
+            const dfr w = tws[hm + jl];
+            dfr u = sh[m1], v = sh[m2];
+            if (DIT) {
+                v = v * w;
+                sh[m1] = u + v;
+                sh[m2] = u - v;
+            } else {
+                sh[m1] = u + v;
+                sh[m2] = (u - v) * w;
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        uint32_t m = t + r * q;
+        uint32_t pos = base + m * stride;
+        data[pos] = apply_mul(post, sh[m], pos, lg);
+    }
+}
+
 __global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -256,6 +350,18 @@ static bool ntt_shared_twiddles(void)
     return v != 0;
 }
 
+/* Two stages per barrier (k_ntt_pass4, default) or one (k_ntt_pass); CUZK_GPU_NTT_R4=0
+ * selects the latter (benchmarking). Only with shared-memory twiddles. */
+static bool ntt_radix4(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("CUZK_GPU_NTT_R4");
+        v = e && e[0] ? (atoi(e) != 0) : 1;
+    }
+    return v != 0;
+}
+
 static unsigned split_passes(unsigned lg, unsigned ks[4])
 {
     unsigned np = (lg + 9) / 10;
@@ -289,7 +395,13 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
                                     (int)smem));                                                \
         k_ntt_pass<D, S><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b); \
     } while (0)
-        if (dit && shtw) CZ_NTT(true, true);
+        if (shtw && k >= 2 && ntt_radix4()) {
+            if (smem > 48 * 1024)
+                CK(cudaFuncSetAttribute(dit ? k_ntt_pass4<true> : k_ntt_pass4<false>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            if (dit) k_ntt_pass4<true><<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+            else k_ntt_pass4<false><<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+        } else if (dit && shtw) CZ_NTT(true, true);
         else if (dit) CZ_NTT(true, false);
         else if (shtw) CZ_NTT(false, true);
         else CZ_NTT(false, false);
