@@ -4,7 +4,7 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
-#           ntt-variants
+#           ntt-variants | msm-tune
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -73,9 +73,11 @@ for step in "$@"; do
     porep27)
         run_step porep27 540 "$BENCH" gpu-prove --porep-like 27 --key both --reps 3 ;;
     g2variant)
-        for v in 0 1; do
+        for v in ${G2VARIANTS:-1 2}; do
             CUZK_GPU_MSM_ACC2=$v run_step "test_msm_g2v$v" 300 "$B/tests/gpu/test_msm"
-            CUZK_GPU_MSM_ACC2=$v run_step "msm_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 20 --lg 22 --reps 3
+            CUZK_GPU_MSM_ACC2=$v run_step "msm_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3
+            CUZK_GPU_MSM_ACC2=$v CUZK_GPU_MSM_SEG2=1 run_step "msm_g2v${v}_seg1" 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3
+            CUZK_GPU_MSM_ACC2=$v run_step "sum_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 3
         done ;;
     ncu)
         # where the G1 accumulation kernel stalls (one 2^22 MSM; clocks left alone)
@@ -110,8 +112,16 @@ for step in "$@"; do
         for l in ${LENS:-16 32 64}; do
             CUZK_GPU_MSM_L=$l run_step "msm_l$l" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
         done
-        CUZK_GPU_MSM_SEG=0 run_step msm_g2_seg0 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
-        run_step msm_g2_seg1 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3 ;;
+        run_step msm_g2_seg0 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
+        CUZK_GPU_MSM_SEG2=1 run_step msm_g2_seg1 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3 ;;
+    msm-tune)
+        # range length and window bits of the G1 MSM at the sizes the prover uses
+        for l in 32 64 128; do
+            CUZK_GPU_MSM_L=$l run_step "tune_l$l" 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 27 --reps 3
+        done
+        for c in 20 21 23 24; do
+            CUZK_GPU_MSM_C=$c run_step "tune_c$c" 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 27 --reps 3
+        done ;;
     ntt-variants)
         CUZK_GPU_NTT_R4=0 run_step test_ntt_r2 300 "$B/tests/gpu/test_ntt"
         CUZK_GPU_NTT_R4=0 run_step ntt_r2 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5

@@ -21,6 +21,9 @@
  *   0: out-of-line mixed add, 128 threads x 4 blocks/SM (128 registers; the accumulator goes
  *      through local memory at every call)
  *   3: inlined add, 128 x 2 (200 registers, accumulator in registers) - the default
+ *   4: inlined add, 128 x 3 (170 registers) and no prefetch of the next point (a step is
+ *      ~45k cycles per warp, a load ~1k: other warps hide it), which frees the registers
+ *      the prefetch held
  * CUZK_GPU_MSM_ACC=N in the environment overrides the default (benchmarking). Measured and
  * removed (H200, 2^24 G1 MSM; 164 ms for variant 3): inlined with registers capped at 128 or
  * 168 (spills: 170 / 167 ms), 64-thread blocks for 10 warps/SM (168 ms), accumulator and
@@ -41,31 +44,38 @@ static int env_variant(const char *name, int dflt, int max)
 static int acc_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 3);
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 4);
     return v;
 }
-/* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum);
+/* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum), 2 inlined
+ * without the prefetch of the next point (48 registers freed);
  * CUZK_GPU_MSM_ACC2=N overrides. */
 static int acc2_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC2", CZ_ACC2_DEFAULT, 1);
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC2", CZ_ACC2_DEFAULT, 2);
     return v;
 }
 
 /* Work split of the bucket accumulation:
  *   0: every bucket run cut into segments of <= SEG_L points, one thread per segment (threads
- *      of a warp get 1..32 points: at ~32 points per bucket the warp runs 32 steps for ~22
- *      points of work on average)
- *   1: uniform ranges (default): thread t takes sorted entries [t L, (t+1) L) whatever the
- *      bucket boundaries, so every thread of a warp does L additions; a bucket that lies
- *      inside one range is written directly, the pieces of a bucket that crosses ranges (its
- *      "tail" in the first range, "heads" in the next ones) are summed afterwards.
- * CUZK_GPU_MSM_SEG=N overrides; CUZK_GPU_MSM_L=points per range (8..1024, default 32). */
-static int seg_variant(void)
+ *      of a warp get 1..32 points: ncu counted 28.3 active threads per warp instruction)
+ *   1: uniform ranges: thread t takes sorted entries [t L, (t+1) L) whatever the bucket
+ *      boundaries, so every thread of a warp does L additions (31.5 active threads); a bucket
+ *      that lies inside one range is written directly, the pieces of a bucket that crosses
+ *      ranges (its "tail" in the first range, "heads" in the next ones) are summed afterwards.
+ * Measured on the H200 (G1, with the cheaper digit extraction): 2^24 164 -> 133 ms (L = 32),
+ * 129 ms (L = 64); 2^26 606 -> 494 / 477 ms. G2 got slower (2^22 148 -> 165 ms; its kernel
+ * already runs at the 255-register limit), so G2 keeps the segments.
+ * CUZK_GPU_MSM_SEG=N (G1) / CUZK_GPU_MSM_SEG2=N (G2) override; CUZK_GPU_MSM_L=points per
+ * range (8..1024, default 64). */
+template <class F> static int seg_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_SEG", 1, 1);
+    if (v < 0) {
+        if (sizeof(F) > 48) v = env_variant("CUZK_GPU_MSM_SEG2", 0, 1);
+        else v = env_variant("CUZK_GPU_MSM_SEG", 1, 1);
+    }
     return v;
 }
 static uint32_t range_len(void)
@@ -73,8 +83,8 @@ static uint32_t range_len(void)
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("CUZK_GPU_MSM_L");
-        int x = e && e[0] ? atoi(e) : 32;
-        v = x >= 8 && x <= 1024 ? x : 32;
+        int x = e && e[0] ? atoi(e) : 64;
+        v = x >= 8 && x <= 1024 ? x : 64;
     }
     return (uint32_t)v;
 }
@@ -93,18 +103,44 @@ __device__ __forceinline__ uint32_t win_bits(const uint32_t *s, unsigned bit, un
     return (uint32_t)(v >> sh) & ((1u << c) - 1);
 }
 
+/* Booth carry into window w0 without walking the windows below: with low = s mod 2^(w0 c),
+ * the carry is 1 exactly when low > T = sum_{i < w0} 2^(c-1) 2^(i c) (induction over the
+ * windows: carry 0 keeps low <= T, a digit v > 2^(c-1) pushes low past the next T, and with
+ * carry 1 the same holds for v >= 2^(c-1)). The host passes T and the mask of low's bits. */
+struct carry_thr {
+    uint32_t t[8], mask[8];
+};
+
+static carry_thr make_carry_thr(unsigned c, unsigned w0)
+{
+    carry_thr r;
+    memset(&r, 0, sizeof r);
+    const unsigned nb = w0 * c;   /* < 256: w0 < ceil(256 / c) */
+    for (unsigned b = 0; b < nb; b++) {
+        r.mask[b >> 5] |= 1u << (b & 31);
+        if (b % c == c - 1) r.t[b >> 5] |= 1u << (b & 31);
+    }
+    return r;
+}
+
 /* Signed digits of windows [w0, w0+g) of every scalar: key = window-in-group * B + |d| - 1
  * (sentinel g * B for a zero digit), value = point index | sign << 31. */
 __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const uint32_t *idx,
-                         uint32_t n, unsigned c, unsigned w0, unsigned g)
+                         uint32_t n, unsigned c, unsigned w0, unsigned g, carry_thr thr)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     dfr s = f_from_mont(sc[i]);
     uint32_t pidx = idx ? idx[i] : i;
     const uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0;
-    for (unsigned w = 0; w < w0 + g; w++) {
+    int cmp = 0;   /* low vs T, decided at the most significant differing word */
+#pragma unroll
+    for (int j = 7; j >= 0; j--) {
+        uint32_t lw = s.v[j] & thr.mask[j];
+        if (cmp == 0) cmp = lw > thr.t[j] ? 1 : lw < thr.t[j] ? -1 : 0;
+    }
+    uint32_t carry = cmp > 0;
+    for (unsigned w = w0; w < w0 + g; w++) {
         uint32_t v = win_bits(s.v, w * c, c) + carry;
         int32_t d;
         if (v > B) {
@@ -114,16 +150,14 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
             d = (int32_t)v;
             carry = 0;
         }
-        if (w >= w0) {
-            size_t o = (size_t)(w - w0) * n + i;
-            if (d == 0) {
-                keys[o] = g * B;
-                vals[o] = 0;
-            } else {
-                uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
-                keys[o] = (w - w0) * B + mag - 1;
-                vals[o] = pidx | (d < 0 ? 0x80000000u : 0u);
-            }
+        size_t o = (size_t)(w - w0) * n + i;
+        if (d == 0) {
+            keys[o] = g * B;
+            vals[o] = 0;
+        } else {
+            uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
+            keys[o] = (w - w0) * B + mag - 1;
+            vals[o] = pidx | (d < 0 ? 0x80000000u : 0u);
         }
     }
 }
@@ -161,8 +195,9 @@ __global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
 }
 
 /* INL: the mixed add is inlined (accumulator in registers) instead of called out of line;
- * MINB: minimum resident 128-thread blocks per SM (caps registers per thread). */
-template <class F, bool INL, int MINB>
+ * MINB: minimum resident 128-thread blocks per SM (caps registers per thread); PF: the next
+ * point is loaded while the current one is added (holds a second point in registers). */
+template <class F, bool INL, int MINB, bool PF>
 __global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
                         const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
                         const d_aff<F> *bases, const uint32_t *total)
@@ -175,11 +210,18 @@ __global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const u
     d_xyzz<F> acc;
     xyzz_set_inf(acc);
     uint32_t v = vals[start];
-    d_aff<F> p = ld_vec(&bases[v & 0x7fffffffu]);
+    d_aff<F> p;
+    if (PF) p = ld_vec(&bases[v & 0x7fffffffu]);
     for (uint32_t e = start; e < end; e++) {
-        d_aff<F> q = p;
+        d_aff<F> q;
+        if (PF) {
+            q = p;
+        } else {
+            v = vals[e];
+            q = ld_vec(&bases[v & 0x7fffffffu]);
+        }
         bool neg = v >> 31;
-        if (e + 1 < end) {   /* fetch the next point while this one is added */
+        if (PF && e + 1 < end) {   /* fetch the next point while this one is added */
             v = vals[e + 1];
             p = ld_vec(&bases[v & 0x7fffffffu]);
         }
@@ -212,7 +254,7 @@ __global__ void k_combine(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_c
  * (ending at *valid); each bucket run it meets is written to buckets[key] when it lies inside
  * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
  * goes on into the next range (at most one of each per thread). */
-template <class F, bool INL, int MINB>
+template <class F, bool INL, int MINB, bool PF>
 __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyzz<F> *head, d_xyzz<F> *tail,
                                                        const uint32_t *keys, const uint32_t *vals,
                                                        const d_aff<F> *bases, const uint32_t *valid, uint32_t L)
@@ -227,12 +269,20 @@ __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyz
     d_xyzz<F> acc;
     xyzz_set_inf(acc);
     uint32_t v = vals[s], k = cur;
-    d_aff<F> p = ld_vec(&bases[v & 0x7fffffffu]);
+    d_aff<F> p;
+    if (PF) p = ld_vec(&bases[v & 0x7fffffffu]);
     for (uint32_t i = s; i < e; i++) {
-        d_aff<F> q = p;
+        d_aff<F> q;
+        if (PF) {
+            q = p;
+        } else {
+            v = vals[i];
+            k = keys[i];
+            q = ld_vec(&bases[v & 0x7fffffffu]);
+        }
         const bool neg = v >> 31;
         const uint32_t ki = k;
-        if (i + 1 < e) {   /* fetch the next entry while this one is added */
+        if (PF && i + 1 < e) {   /* fetch the next entry while this one is added */
             v = vals[i + 1];
             k = keys[i + 1];
             p = ld_vec(&bases[v & 0x7fffffffu]);
@@ -390,7 +440,7 @@ __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win
     if (out) *out = xyzz_to_jac(r);
 }
 
-template <class F, bool INL, int MINB>
+template <class F, bool INL, int MINB, bool PF>
 __global__ void __launch_bounds__(128, MINB) k_bitmap_partial(d_xyzz<F> *partial, const d_aff<F> *bases,
                                  const uint32_t *bitmap, uint32_t n, uint32_t words_per_thread)
 {
@@ -430,13 +480,18 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 template <class F, class L> static void acc_dispatch(L launch)
 {
     using namespace std;
+    using yes = true_type;
+    using no = false_type;
     if constexpr (sizeof(F) > 48) {   /* G2: 255 registers, 1 block/SM minimum */
-        if (acc2_variant() == 1) launch(true_type{}, integral_constant<int, 1>{});
-        else launch(false_type{}, integral_constant<int, 1>{});
+        if (acc2_variant() == 1) launch(yes{}, integral_constant<int, 1>{}, yes{});
+        else if (acc2_variant() == 2) launch(yes{}, integral_constant<int, 1>{}, no{});
+        else launch(no{}, integral_constant<int, 1>{}, yes{});
     } else if (acc_variant() == 0) {
-        launch(false_type{}, integral_constant<int, CZ_ACC_MINB_G1>{});
+        launch(no{}, integral_constant<int, CZ_ACC_MINB_G1>{}, yes{});
+    } else if (acc_variant() == 4) {
+        launch(yes{}, integral_constant<int, 3>{}, no{});
     } else {
-        launch(true_type{}, integral_constant<int, 2>{});
+        launch(yes{}, integral_constant<int, 2>{}, yes{});
     }
 }
 
@@ -445,8 +500,8 @@ static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, cons
                          const uint32_t *segoff, const uint32_t *bstart, const uint32_t *bend,
                          const uint32_t *vals, const d_aff<F> *bases, const uint32_t *total)
 {
-    acc_dispatch<F>([&](auto inl, auto minb) {
-        k_accum<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+    acc_dispatch<F>([&](auto inl, auto minb, auto pf) {
+        k_accum<F, decltype(inl)::value, decltype(minb)::value, decltype(pf)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
             partial, segb, segoff, bstart, bend, vals, bases, total);
     });
 }
@@ -456,8 +511,8 @@ static void launch_accum_u(size_t items, cudaStream_t st, d_xyzz<F> *buckets, d_
                            d_xyzz<F> *tail, const uint32_t *keys, const uint32_t *vals,
                            const d_aff<F> *bases, const uint32_t *valid, uint32_t L)
 {
-    acc_dispatch<F>([&](auto inl, auto minb) {
-        k_accum_u<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+    acc_dispatch<F>([&](auto inl, auto minb, auto pf) {
+        k_accum_u<F, decltype(inl)::value, decltype(minb)::value, decltype(pf)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
             buckets, head, tail, keys, vals, bases, valid, L);
     });
 }
@@ -466,8 +521,8 @@ template <class F>
 static void launch_bitmap(size_t items, cudaStream_t st, d_xyzz<F> *part, const d_aff<F> *bases,
                           const uint32_t *bitmap, uint32_t n, uint32_t wpt)
 {
-    acc_dispatch<F>([&](auto inl, auto minb) {
-        k_bitmap_partial<F, decltype(inl)::value, decltype(minb)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
+    acc_dispatch<F>([&](auto inl, auto minb, auto pf) {
+        k_bitmap_partial<F, decltype(inl)::value, decltype(minb)::value, decltype(pf)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
             part, bases, bitmap, n, wpt);
     });
 }
@@ -502,6 +557,12 @@ static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
 {
     double best = 0;
     unsigned bc = 2;
+    const char *force = getenv("CUZK_GPU_MSM_C");   /* benchmarking: fixed window bits */
+    if (force && force[0] && atoi(force) >= 8 && atoi(force) <= 24 && n >= 4096) {
+        *c_out = (unsigned)atoi(force);
+        *W_out = (256 + *c_out - 1) / *c_out;
+        return;
+    }
     for (unsigned c = 2; c <= 22; c++) {
         unsigned W = (256 + c - 1) / c;
         double cost = (double)n * W + 3.0 * (double)(1u << (c - 1)) * W;
@@ -531,7 +592,7 @@ template <class F>
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W)
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
-    const bool u = seg_variant() == 1;
+    const bool u = seg_variant<F>() == 1;
     const size_t maxseg = u ? 0 : m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
     const size_t pieces = u ? 2 * (m / range_len() + 1) : maxseg;
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
@@ -607,7 +668,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     uint32_t nb = g * B;
     const uint32_t S = msm_runs(B, g);
     uint32_t K = B / S;
-    const bool uni = seg_variant() == 1;
+    const bool uni = seg_variant<F>() == 1;
     const uint32_t L = range_len();
     size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
     size_t nthr = (size_t)m / L + 1;   /* uniform ranges: threads, and head/tail pieces each */
@@ -654,7 +715,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     for (unsigned w0 = 0; n && w0 < W; w0 += g) {
         unsigned gg = W - w0 < g ? W - w0 : g;
         uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * B;
-        k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg);
+        k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg,
+                                                 make_carry_thr(c, w0));
         CK_LAUNCH();
         cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
         cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);
