@@ -4,7 +4,7 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
-#           ntt-variants | msm-tune
+#           ntt-variants | msm-tune | ncu-breakdown
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -128,6 +128,15 @@ for step in "$@"; do
         run_step ntt_r4 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
         CUZK_GPU_NTT_R4=0 run_step h_r2 300 "$BENCH" gpu-h --lg 27 --reps 3
         run_step h_r4 300 "$BENCH" gpu-h --lg 27 --reps 3 ;;
+    ncu-breakdown)
+        # time per kernel name over one warm-up + one timed G1 MSM of 2^24 and 2^26
+        if command -v ncu > /dev/null; then
+            for lg in 24 26; do
+                timeout 300 ncu --clock-control none --kernel-name-base function --metrics gpu__time_duration.sum --print-units base --csv \
+                    "$BENCH" gpu-msm --g 1 --lg $lg --reps 1 > "$OUT/ncu_breakdown_$lg.csv" 2>&1
+                note "ncu breakdown 2^$lg (ms, both MSMs): $(awk -F'","' '/gpu__time_duration/ { n = $5; v = $NF; gsub(/[",]/, "", v); t[n] += v } END { for (k in t) printf "%s %.2f; ", k, t[k] / 1e6 }' "$OUT/ncu_breakdown_$lg.csv")"
+            done
+        fi ;;
     porep27-registered)
         run_step porep27_registered 540 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 ;;
     porep27-pinned)

@@ -33,7 +33,8 @@
 #define CZ_ACC_DEFAULT 3   /* H200: 2^24 G1 MSM 213 ms (variant 0) -> 164 ms */
 #endif
 #ifndef CZ_ACC2_DEFAULT
-#define CZ_ACC2_DEFAULT 1   /* H200: G2 2^22 MSM 207 -> 150 ms inlined */
+#define CZ_ACC2_DEFAULT 2   /* H200: G2 2^22 MSM 207 -> 150 ms inlined; 2^24 575 -> 458 ms
+                              * without the prefetch, with uniform ranges */
 #endif
 static int env_variant(const char *name, int dflt, int max)
 {
@@ -65,28 +66,30 @@ static int acc2_variant(void)
  *      that lies inside one range is written directly, the pieces of a bucket that crosses
  *      ranges (its "tail" in the first range, "heads" in the next ones) are summed afterwards.
  * Measured on the H200 (G1, with the cheaper digit extraction): 2^24 164 -> 133 ms (L = 32),
- * 129 ms (L = 64); 2^26 606 -> 494 / 477 ms. G2 got slower (2^22 148 -> 165 ms; its kernel
- * already runs at the 255-register limit), so G2 keeps the segments.
+ * 129 ms (L = 64); 2^26 606 -> 494 / 477 ms. G2 only gains once its kernel no longer holds a
+ * prefetched point (255 registers otherwise): 2^24 575 -> 458 ms (variant 2 + ranges).
  * CUZK_GPU_MSM_SEG=N (G1) / CUZK_GPU_MSM_SEG2=N (G2) override; CUZK_GPU_MSM_L=points per
- * range (8..1024, default 64). */
+ * range (8..1024; default by size, range_len). */
 template <class F> static int seg_variant(void)
 {
     static int v = -1;
     if (v < 0) {
-        if (sizeof(F) > 48) v = env_variant("CUZK_GPU_MSM_SEG2", 0, 1);
+        if (sizeof(F) > 48) v = env_variant("CUZK_GPU_MSM_SEG2", 1, 1);
         else v = env_variant("CUZK_GPU_MSM_SEG", 1, 1);
     }
     return v;
 }
-static uint32_t range_len(void)
+/* Points per range: 64, or 128 when a window group holds 2^27+ entries (H200, G1: 2^24 MSM
+ * 133.8 / 128.5 / 129.8 ms and 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128). */
+static uint32_t range_len(size_t m)
 {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("CUZK_GPU_MSM_L");
-        int x = e && e[0] ? atoi(e) : 64;
-        v = x >= 8 && x <= 1024 ? x : 64;
+        int x = e && e[0] ? atoi(e) : 0;
+        v = x >= 8 && x <= 1024 ? x : 0;
     }
-    return (uint32_t)v;
+    return v ? (uint32_t)v : m >= ((size_t)1 << 27) ? 128u : 64u;
 }
 
 template <class F> struct blk {
@@ -594,7 +597,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const bool u = seg_variant<F>() == 1;
     const size_t maxseg = u ? 0 : m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
-    const size_t pieces = u ? 2 * (m / range_len() + 1) : maxseg;
+    const size_t pieces = u ? 2 * (m / range_len(m) + 1) : maxseg;
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
@@ -669,7 +672,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     const uint32_t S = msm_runs(B, g);
     uint32_t K = B / S;
     const bool uni = seg_variant<F>() == 1;
-    const uint32_t L = range_len();
+    const uint32_t L = range_len(m);
     size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
     size_t nthr = (size_t)m / L + 1;   /* uniform ranges: threads, and head/tail pieces each */
 
