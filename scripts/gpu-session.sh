@@ -4,7 +4,7 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
-#           ntt-variants | msm-tune | ncu-breakdown
+#           ntt-variants | msm-tune | ncu-breakdown | red-variants
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -128,6 +128,12 @@ for step in "$@"; do
         run_step ntt_r4 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
         CUZK_GPU_NTT_R4=0 run_step h_r2 300 "$BENCH" gpu-h --lg 27 --reps 3
         run_step h_r4 300 "$BENCH" gpu-h --lg 27 --reps 3 ;;
+    red-variants)
+        # inlined (1, default) vs out-of-line (0) additions in k_winred / k_combine_u
+        CUZK_GPU_MSM_RED_INL=0 run_step test_msm_red0 300 "$B/tests/gpu/test_msm"
+        for v in 0 1; do
+            CUZK_GPU_MSM_RED_INL=$v run_step "msm_red$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
+        done ;;
     ncu-breakdown)
         # time per kernel name over one warm-up + one timed G1 MSM of 2^24 and 2^26
         if command -v ncu > /dev/null; then

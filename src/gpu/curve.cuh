@@ -140,8 +140,11 @@ template <class F> __device__ __noinline__ void xyzz_add_aff(d_xyzz<F> &p, const
     xyzz_add_aff_i(p, q);
 }
 
-/* p += q, add-2008-s; complete. */
-template <class F> __device__ __noinline__ void xyzz_add(d_xyzz<F> &p, const d_xyzz<F> &q)
+template <class F> __device__ __noinline__ d_xyzz<F> xyzz_dbl_v(const d_xyzz<F> p);
+
+/* p += q, add-2008-s; complete. Force-inlined body (for the G1 bucket reductions, where it
+ * keeps both points in registers); xyzz_add below is the out-of-line call. */
+template <class F> __device__ __forceinline__ void xyzz_add_i(d_xyzz<F> &p, const d_xyzz<F> &q)
 {
     if (xyzz_is_inf(q)) return;
     if (xyzz_is_inf(p)) { p = q; return; }
@@ -152,7 +155,8 @@ template <class F> __device__ __noinline__ void xyzz_add(d_xyzz<F> &p, const d_x
     F pp_ = u2 - u1;
     F r_ = s2 - s1;
     if (f_is_zero(pp_)) {
-        if (f_is_zero(r_)) xyzz_dbl(p, p);
+        /* by value, so that p's address never escapes when this body is inlined */
+        if (f_is_zero(r_)) p = xyzz_dbl_v(p);
         else xyzz_set_inf(p);
         return;
     }
@@ -164,6 +168,16 @@ template <class F> __device__ __noinline__ void xyzz_add(d_xyzz<F> &p, const d_x
     p.x = x3;
     p.zz = p.zz * q.zz * pp;
     p.zzz = p.zzz * q.zzz * ppp;
+}
+template <class F> __device__ __noinline__ void xyzz_add(d_xyzz<F> &p, const d_xyzz<F> &q)
+{
+    xyzz_add_i(p, q);
+}
+template <class F> __device__ __noinline__ d_xyzz<F> xyzz_dbl_v(const d_xyzz<F> p)
+{
+    d_xyzz<F> r;
+    xyzz_dbl(r, p);
+    return r;
 }
 
 /* The four point operations above are __noinline__: each inlines ~10-40 field products, and

@@ -81,6 +81,14 @@ template <class F> static int seg_variant(void)
 }
 /* Points per range: 64, or 128 when a window group holds 2^27+ entries (H200, G1: 2^24 MSM
  * 133.8 / 128.5 / 129.8 ms and 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128). */
+/* Inlined G1 additions in the bucket reductions; CUZK_GPU_MSM_RED_INL=0 calls them out of
+ * line (benchmarking). */
+static bool red_inline(void)
+{
+    static int v = -1;
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_RED_INL", 1, 1);
+    return v == 1;
+}
 static uint32_t range_len(size_t m)
 {
     static int v = -1;
@@ -253,6 +261,15 @@ __global__ void k_combine(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_c
     st_vec(&buckets[b], acc);
 }
 
+/* Full XYZZ addition in the bucket reductions (k_combine_u, k_winred): inlined for G1 when
+ * RI (accumulators stay in registers instead of passing through local memory at every call),
+ * out of line otherwise and always for G2 (its points are twice as large). */
+template <class F, bool RI> __device__ __forceinline__ void red_add(d_xyzz<F> &p, const d_xyzz<F> &q)
+{
+    if constexpr (RI && sizeof(F) == 48) xyzz_add_i(p, q);
+    else xyzz_add(p, q);
+}
+
 /* Uniform ranges (seg_variant 1): thread t adds the points of sorted entries [t L, (t+1) L)
  * (ending at *valid); each bucket run it meets is written to buckets[key] when it lies inside
  * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
@@ -306,7 +323,7 @@ __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyz
 
 /* Buckets of the uniform ranges: empty ones become infinity, runs that crossed ranges are
  * tail[t0] + head[t0+1] + ... + head[t1]; very long runs go to k_heavy_u. */
-template <class F>
+template <class F, bool RI>
 __global__ void k_combine_u(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count,
                             const d_xyzz<F> *head, const d_xyzz<F> *tail, const uint32_t *bstart,
                             const uint32_t *bend, uint32_t L, uint32_t nb)
@@ -327,7 +344,7 @@ __global__ void k_combine_u(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy
         return;
     }
     acc = ld_vec(&tail[t0]);
-    for (uint32_t t = t0 + 1; t <= t1; t++) xyzz_add(acc, ld_vec(&head[t]));
+    for (uint32_t t = t0 + 1; t <= t1; t++) red_add<F, RI>(acc, ld_vec(&head[t]));
     st_vec(&buckets[b], acc);
 }
 
@@ -400,7 +417,7 @@ __global__ void __launch_bounds__(BS) k_sum_groups(d_xyzz<F> *out, const d_xyzz<
 
 /* Window reduction: thread (w, s) runs over buckets [sK, (s+1)K) of window w from the top:
  * run = sum b_j, acc = sum (j - sK + 1) b_j; emits acc + sK * run. Bucket j holds digit j+1. */
-template <class F>
+template <class F, bool RI>
 __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, uint32_t S,
                          uint32_t K, uint32_t g)
 {
@@ -412,8 +429,8 @@ __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, u
     xyzz_set_inf(run);
     xyzz_set_inf(acc);
     for (int jj = (int)K - 1; jj >= 0; jj--) {
-        xyzz_add(run, ld_vec(&bk[jj]));
-        xyzz_add(acc, run);
+        red_add<F, RI>(run, ld_vec(&bk[jj]));
+        red_add<F, RI>(acc, run);
     }
     uint32_t m = s * K;
     xyzz_set_inf(t);
@@ -736,8 +753,12 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
             size_t nt = (size_t)mg / L + 1;
             launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, sk, sv, bases, d_total, L);
             CK_LAUNCH();
-            k_combine_u<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
-                                                                 head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
+            if (red_inline())
+                k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                           head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
+            else
+                k_combine_u<F, false><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                            head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
             CK_LAUNCH();
             size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
             k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
@@ -762,7 +783,10 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
                                                                             (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff);
         CK_LAUNCH();
         }
-        k_winred<F><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+        if (red_inline())
+            k_winred<F, true><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+        else
+            k_winred<F, false><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
         CK_LAUNCH();
         rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
         if (rc) return rc;
