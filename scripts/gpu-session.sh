@@ -4,7 +4,7 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
-#           ntt-variants | msm-tune | ncu-breakdown | red-variants
+#           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -133,6 +133,13 @@ for step in "$@"; do
         CUZK_GPU_MSM_RED_INL=0 run_step test_msm_red0 300 "$B/tests/gpu/test_msm"
         for v in 0 1; do
             CUZK_GPU_MSM_RED_INL=$v run_step "msm_red$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
+        done ;;
+    wr-variants)
+        # one-level (0) vs two-level (1, default) window reduction
+        CUZK_GPU_MSM_WR2=0 run_step test_msm_wr0 300 "$B/tests/gpu/test_msm"
+        for v in 0 1; do
+            CUZK_GPU_MSM_WR2=$v run_step "msm_wr$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 27 --reps 3
+            CUZK_GPU_MSM_WR2=$v run_step "msm_g2_wr$v" 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 3
         done ;;
     ncu-breakdown)
         # time per kernel name over one warm-up + one timed G1 MSM of 2^24 and 2^26

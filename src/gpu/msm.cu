@@ -442,6 +442,69 @@ __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, u
     st_vec(&out[id], acc);
 }
 
+/* Two-level window reduction (default). Level 1: thread (w, s) over buckets [sK, (s+1)K) of
+ * window w: acc_s = sum_i (i+1) b_(sK+i) and R_s = sum_i b_(sK+i), no offset term, so K can
+ * be small (more threads, shorter serial chains). Since sum_j (j+1) b_j = sum_s acc_s +
+ * K sum_s s R_s, level 2 computes sum_s s R_s the same way over the R_s (weights i, plus the
+ * offset s2 K2 times the level-2 run by double-and-add, on S / K2 threads only), and
+ * k_win_fix adds K times its total to the window sum. */
+template <class F, bool RI>
+__global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz<F> *buckets,
+                            uint32_t B, uint32_t S, uint32_t K, uint32_t g)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= g * S) return;
+    uint32_t w = id / S, s = id % S;
+    const d_xyzz<F> *bk = buckets + (size_t)w * B + (size_t)s * K;
+    d_xyzz<F> run, acc;
+    xyzz_set_inf(run);
+    xyzz_set_inf(acc);
+    for (int jj = (int)K - 1; jj >= 0; jj--) {
+        red_add<F, RI>(run, ld_vec(&bk[jj]));
+        red_add<F, RI>(acc, run);
+    }
+    st_vec(&acc_out[id], acc);
+    st_vec(&run_out[id], run);
+}
+
+template <class F, bool RI>
+__global__ void k_winred_l2(d_xyzz<F> *out, const d_xyzz<F> *runs, uint32_t S, uint32_t K2,
+                            uint32_t g)
+{
+    const uint32_t S2 = S / K2;
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= g * S2) return;
+    uint32_t w = id / S2, s2 = id % S2;
+    const d_xyzz<F> *r = runs + (size_t)w * S + (size_t)s2 * K2;
+    d_xyzz<F> run, acc, t;
+    xyzz_set_inf(run);
+    xyzz_set_inf(acc);
+    for (int jj = (int)K2 - 1; jj >= 0; jj--) {   /* acc = sum_i i R_(s2 K2 + i) */
+        red_add<F, RI>(acc, run);
+        red_add<F, RI>(run, ld_vec(&r[jj]));
+    }
+    uint32_t m = s2 * K2;
+    xyzz_set_inf(t);
+    for (int bit = 31; bit >= 0; bit--) {
+        xyzz_dbl(t, t);
+        if ((m >> bit) & 1) xyzz_add(t, run);
+    }
+    xyzz_add(acc, t);
+    st_vec(&out[id], acc);
+}
+
+/* win[w] += 2^lgk * t[w] */
+template <class F>
+__global__ void k_win_fix(d_xyzz<F> *win, const d_xyzz<F> *t, unsigned lgk, uint32_t g)
+{
+    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= g) return;
+    d_xyzz<F> x = t[w], y = win[w];
+    for (unsigned i = 0; i < lgk; i++) xyzz_dbl(x, x);
+    xyzz_add(y, x);
+    win[w] = y;
+}
+
 /* Horner over windows (top first), plus the optional extra point. */
 template <class F>
 __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win, uint32_t W,
@@ -595,15 +658,41 @@ static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
     *W_out = (256 + bc - 1) / bc;
 }
 
-/* S bucket runs per window: the per-thread running sums are serial (2K additions each), so
- * 2^16 threads over the group keep K = B / S small (32 at c >= 20) and the GPU busy; S is a
- * power of two that divides B. */
-static uint32_t msm_runs(uint32_t B, unsigned g)
+/* Window reduction layout. Two-level (default; CUZK_GPU_MSM_WR2=0 for the one-level kernel):
+ * K = 16 buckets per level-1 thread (S = B / K runs per window), K2 = 16 runs per level-2
+ * thread. One-level: S bucket runs per window with 2^16 threads over the group (K = B / S, 32
+ * at c >= 20), each also multiplying its run by its offset. All powers of two. */
+struct wr_plan {
+    bool two;
+    uint32_t S, K, S2, K2;
+    size_t points;   /* scratch points after the buckets: level-1 sums, runs, level-2 sums, totals */
+};
+static bool winred_two_level(void)
 {
-    uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
-    uint32_t s2 = 1;
-    while (s2 * 2 <= S) s2 *= 2;
-    return s2;
+    static int v = -1;
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_WR2", 1, 1);
+    return v == 1;
+}
+static wr_plan msm_runs(uint32_t B, unsigned g)
+{
+    wr_plan p;
+    p.two = winred_two_level();
+    if (p.two) {
+        p.K = B < 16 ? B : 16;
+        p.S = B / p.K;
+        p.K2 = p.S < 16 ? p.S : 16;
+        p.S2 = p.S / p.K2;
+        p.points = (size_t)g * (2 * (size_t)p.S + p.S2 + 1);
+    } else {
+        uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
+        uint32_t s2 = 1;
+        while (s2 * 2 <= S) s2 *= 2;
+        p.S = s2;
+        p.K = B / s2;
+        p.S2 = p.K2 = 0;
+        p.points = (size_t)g * s2;
+    }
+    return p;
 }
 
 /* Scratch the MSM still has to allocate for window c with g windows per group (slots already
@@ -619,7 +708,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
         {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, pieces * X},
-        {SL_BUCKETS, (nb + (size_t)g * msm_runs((uint32_t)B, g)) * X}, {SL_WIN, (size_t)W * X},
+        {SL_BUCKETS, (nb + msm_runs((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
     };
     size_t extra = 0;
@@ -686,8 +775,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     const uint32_t B = 1u << (c - 1);
     uint32_t m = (uint32_t)((size_t)g * n);
     uint32_t nb = g * B;
-    const uint32_t S = msm_runs(B, g);
-    uint32_t K = B / S;
+    const wr_plan wr = msm_runs(B, g);
+    const uint32_t S = wr.S, K = wr.K;
     const bool uni = seg_variant<F>() == 1;
     const uint32_t L = range_len(m);
     size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
@@ -706,11 +795,14 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     if (!rc) rc = gpu_scratch(ctx, SL_SEGOFF, uni ? 4 : (size_t)nb * 4, &segoff, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SEGB, maxseg * 4, &segb, err);
     if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, (uni ? 2 * nthr : maxseg) * sizeof(d_xyzz<F>), &partial, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, (size_t)nb * sizeof(d_xyzz<F>) + (size_t)g * S * sizeof(d_xyzz<F>), &buckets, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, ((size_t)nb + wr.points) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
     if (rc) return rc;
     d_xyzz<F> *segsum = (d_xyzz<F> *)buckets + nb;
+    d_xyzz<F> *wr_runs = segsum + (size_t)g * S;            /* two-level only */
+    d_xyzz<F> *wr_l2 = wr_runs + (size_t)g * S;
+    d_xyzz<F> *wr_tot = wr_l2 + (size_t)g * wr.S2;
     uint32_t *d_total = (uint32_t *)small, *d_heavy_count = d_total + 1;
     void *heavy;
     rc = gpu_scratch(ctx, SL_HEAVY, (size_t)nb * 4, &heavy, err);
@@ -783,13 +875,34 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
                                                                             (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff);
         CK_LAUNCH();
         }
-        if (red_inline())
-            k_winred<F, true><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
-        else
-            k_winred<F, false><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
-        CK_LAUNCH();
-        rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
-        if (rc) return rc;
+        if (wr.two) {
+            const unsigned gs = gpu_div_up((size_t)gg * S, 64), gs2 = gpu_div_up((size_t)gg * wr.S2, 64);
+            if (red_inline()) {
+                k_winred_l1<F, true><<<gs, 64, 0, st>>>(segsum, wr_runs, (d_xyzz<F> *)buckets, B, S, K, gg);
+                CK_LAUNCH();
+                k_winred_l2<F, true><<<gs2, 64, 0, st>>>(wr_l2, wr_runs, S, wr.K2, gg);
+            } else {
+                k_winred_l1<F, false><<<gs, 64, 0, st>>>(segsum, wr_runs, (d_xyzz<F> *)buckets, B, S, K, gg);
+                CK_LAUNCH();
+                k_winred_l2<F, false><<<gs2, 64, 0, st>>>(wr_l2, wr_runs, S, wr.K2, gg);
+            }
+            CK_LAUNCH();
+            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
+            if (!rc) rc = reduce_groups<F>(ctx, wr_tot, wr_l2, gg, wr.S2, st, err);
+            if (rc) return rc;
+            unsigned lgk = 0;
+            while ((1u << lgk) < K) lgk++;
+            k_win_fix<F><<<1, gg, 0, st>>>((d_xyzz<F> *)win + w0, wr_tot, lgk, gg);
+            CK_LAUNCH();
+        } else {
+            if (red_inline())
+                k_winred<F, true><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+            else
+                k_winred<F, false><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+            CK_LAUNCH();
+            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
+            if (rc) return rc;
+        }
     }
     k_final<F><<<1, 1, 0, st>>>(out, out_xyzz, (d_xyzz<F> *)win, n ? W : 0, c, extra);
     CK_LAUNCH();
