@@ -658,7 +658,7 @@ static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
     *W_out = (256 + bc - 1) / bc;
 }
 
-/* Window reduction layout. Two-level (default; CUZK_GPU_MSM_WR2=0 for the one-level kernel):
+/* Window reduction layout. Two-level (G1 default; CUZK_GPU_MSM_WR2=0 for the one-level kernel):
  * K = 16 buckets per level-1 thread (S = B / K runs per window), K2 = 16 runs per level-2
  * thread. One-level: S bucket runs per window with 2^16 threads over the group (K = B / S, 32
  * at c >= 20), each also multiplying its run by its offset. All powers of two. */
@@ -673,10 +673,12 @@ static bool winred_two_level(void)
     if (v < 0) v = env_variant("CUZK_GPU_MSM_WR2", 1, 1);
     return v == 1;
 }
-static wr_plan msm_runs(uint32_t B, unsigned g)
+template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 {
     wr_plan p;
-    p.two = winred_two_level();
+    /* G1 only: k_winred_l1<G2> read past its thread's local memory (stack) under
+     * compute-sanitizer on the H200 (out-of-line G2 additions); G2 keeps the one-level kernel */
+    p.two = sizeof(F) == 48 && winred_two_level();
     if (p.two) {
         p.K = B < 16 ? B : 16;
         p.S = B / p.K;
@@ -708,7 +710,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
         {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, pieces * X},
-        {SL_BUCKETS, (nb + msm_runs((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
+        {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
     };
     size_t extra = 0;
@@ -775,7 +777,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     const uint32_t B = 1u << (c - 1);
     uint32_t m = (uint32_t)((size_t)g * n);
     uint32_t nb = g * B;
-    const wr_plan wr = msm_runs(B, g);
+    const wr_plan wr = msm_runs<F>(B, g);
     const uint32_t S = wr.S, K = wr.K;
     const bool uni = seg_variant<F>() == 1;
     const uint32_t L = range_len(m);
