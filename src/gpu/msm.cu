@@ -79,8 +79,6 @@ template <class F> static int seg_variant(void)
     }
     return v;
 }
-/* Points per range: 64, or 128 when a window group holds 2^27+ entries (H200, G1: 2^24 MSM
- * 133.8 / 128.5 / 129.8 ms and 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128). */
 /* Inlined G1 additions in the bucket reductions; CUZK_GPU_MSM_RED_INL=0 calls them out of
  * line (benchmarking). */
 static bool red_inline(void)
@@ -89,7 +87,10 @@ static bool red_inline(void)
     if (v < 0) v = env_variant("CUZK_GPU_MSM_RED_INL", 1, 1);
     return v == 1;
 }
-static uint32_t range_len(size_t m)
+/* Points per range: G1 64, or 128 when a window group holds 2^27+ entries (H200, G1: 2^24
+ * MSM 133.8 / 128.5 / 129.8 ms and 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128);
+ * G2 128 (2^24: 470.8 / 466.3 / 454.0 ms). */
+template <class F> static uint32_t range_len(size_t m)
 {
     static int v = -1;
     if (v < 0) {
@@ -97,7 +98,7 @@ static uint32_t range_len(size_t m)
         int x = e && e[0] ? atoi(e) : 0;
         v = x >= 8 && x <= 1024 ? x : 0;
     }
-    return v ? (uint32_t)v : m >= ((size_t)1 << 27) ? 128u : 64u;
+    return v ? (uint32_t)v : (sizeof(F) > 48 || m >= ((size_t)1 << 27)) ? 128u : 64u;
 }
 
 template <class F> struct blk {
@@ -705,7 +706,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const bool u = seg_variant<F>() == 1;
     const size_t maxseg = u ? 0 : m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
-    const size_t pieces = u ? 2 * (m / range_len(m) + 1) : maxseg;
+    const size_t pieces = u ? 2 * (m / range_len<F>(m) + 1) : maxseg;
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
@@ -780,7 +781,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     const wr_plan wr = msm_runs<F>(B, g);
     const uint32_t S = wr.S, K = wr.K;
     const bool uni = seg_variant<F>() == 1;
-    const uint32_t L = range_len(m);
+    const uint32_t L = range_len<F>(m);
     size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
     size_t nthr = (size_t)m / L + 1;   /* uniform ranges: threads, and head/tail pieces each */
 
