@@ -3,7 +3,7 @@
 # Usage (repository root, on the GPU machine): scripts/gpu-session.sh BUILD STEP...
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
-#           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | seg-variants |
+#           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
@@ -38,12 +38,12 @@ for step in "$@"; do
         CUZK_GPU_STREAM_KEY=1 run_step test_prove_streamed 300 "$B/tests/gpu/test_prove" ;;
     variants)
         # the accumulation variants of msm.cu: correctness (test_msm) and G1 timings
-        for v in ${VARIANTS:-0 3 4 5 6}; do
+        for v in ${VARIANTS:-0 3}; do
             CUZK_GPU_MSM_ACC=$v run_step "test_msm_v$v" 300 "$B/tests/gpu/test_msm"
             CUZK_GPU_MSM_ACC=$v run_step "msm_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --reps 5
             CUZK_GPU_MSM_ACC=$v run_step "sum_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
         done
-        best_variant=$(for v in ${VARIANTS:-0 3 4 5 6}; do
+        best_variant=$(for v in ${VARIANTS:-0 3}; do
             m=$(grep -E '_2\^24 ' "$OUT/msm_v$v.log" | sed -E 's/.*_2\^24 ([0-9.]+) ms.*/\1/' | head -1)
             [ -n "$m" ] && ! grep -q FAIL "$OUT/test_msm_v$v.log" && echo "$m $v"
         done | sort -n | head -1 | cut -d' ' -f2)
@@ -73,10 +73,9 @@ for step in "$@"; do
     porep27)
         run_step porep27 540 "$BENCH" gpu-prove --porep-like 27 --key both --reps 3 ;;
     g2variant)
-        for v in ${G2VARIANTS:-1 2}; do
+        for v in ${G2VARIANTS:-0 2}; do
             CUZK_GPU_MSM_ACC2=$v run_step "test_msm_g2v$v" 300 "$B/tests/gpu/test_msm"
             CUZK_GPU_MSM_ACC2=$v run_step "msm_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3
-            CUZK_GPU_MSM_ACC2=$v CUZK_GPU_MSM_SEG2=1 run_step "msm_g2v${v}_seg1" 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3
             CUZK_GPU_MSM_ACC2=$v run_step "sum_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 3
         done ;;
     ncu)
@@ -98,22 +97,20 @@ for step in "$@"; do
             note "ncu: not found"
         fi ;;
     msm-variants-quick)
-        for v in ${VARIANTS:-0 3 4 5 6}; do
+        for v in ${VARIANTS:-0 3}; do
             CUZK_GPU_MSM_ACC=$v run_step "msmq_v$v" 300 "$BENCH" gpu-msm --g 1 --lg 22 --lg 24 --reps 3
         done
-        for v in 0 1; do
+        for v in 0 2; do
             CUZK_GPU_MSM_ACC2=$v run_step "msmq_g2v$v" 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
         done ;;
-    seg-variants)
-        # bucket accumulation work split: segments per bucket (0) vs uniform ranges (1, L points)
-        CUZK_GPU_MSM_SEG=0 run_step test_msm_seg0 300 "$B/tests/gpu/test_msm"
+    range-variants)
+        # accumulation range length: short ranges (many buckets crossing ranges) for
+        # correctness, then G1 and G2 timings per length
         CUZK_GPU_MSM_L=8 run_step test_msm_l8 300 "$B/tests/gpu/test_msm"
-        CUZK_GPU_MSM_SEG=0 run_step msm_seg0 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
-        for l in ${LENS:-16 32 64}; do
+        for l in ${LENS:-32 64 128}; do
             CUZK_GPU_MSM_L=$l run_step "msm_l$l" 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 24 --lg 26 --reps 3
-        done
-        run_step msm_g2_seg0 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3
-        CUZK_GPU_MSM_SEG2=1 run_step msm_g2_seg1 300 "$BENCH" gpu-msm --g 2 --lg 22 --reps 3 ;;
+            CUZK_GPU_MSM_L=$l run_step "msm_g2_l$l" 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3
+        done ;;
     msm-tune)
         # range length and window bits of the G1 MSM at the sizes the prover uses
         for l in 32 64 128; do

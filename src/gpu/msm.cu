@@ -1,6 +1,6 @@
 /* msm.cu: Pippenger MSM for G1 and G2 on the GPU (signed Booth digits, (bucket, point) pairs
- * radix-sorted per window group, XYZZ bucket runs split into bounded segments, bucket
- * reduction by running sums over segments, Horner over windows), and the 0/1 bitmap sums. */
+ * radix-sorted per window group, XYZZ accumulation over uniform ranges of the sorted pairs,
+ * bucket reduction by running sums, Horner over windows), and the 0/1 bitmap sums. */
 #include <cub/cub.cuh>
 #include <type_traits>
 #include <math.h>
@@ -9,11 +9,10 @@
 
 #include "gpu_internal.cuh"
 
-#define SEG_L 32u        /* points per accumulation segment: bounds per-thread work */
-#define HEAVY_SEGS 64u   /* buckets with more segments are summed by a whole block */
+#define HEAVY_SEGS 64u   /* buckets spread over more ranges are summed by a whole block */
 
-/* k_accum<G1> with 4 blocks of 128 per SM: 128 registers (24 B of spills) instead of 163;
- * measured 221 -> 214 ms at 2^24 on the H200. G2 keeps 255 registers (1 block minimum). */
+/* The out-of-line G1 variant with 4 blocks of 128 per SM: 128 registers (24 B of spills)
+ * instead of 163; measured 221 -> 214 ms at 2^24 on the H200. G2 keeps 255 registers. */
 #ifndef CZ_ACC_MINB_G1
 #define CZ_ACC_MINB_G1 4
 #endif
@@ -21,11 +20,9 @@
  *   0: out-of-line mixed add, 128 threads x 4 blocks/SM (128 registers; the accumulator goes
  *      through local memory at every call)
  *   3: inlined add, 128 x 2 (200 registers, accumulator in registers) - the default
- *   4: inlined add, 128 x 3 (170 registers) and no prefetch of the next point (a step is
- *      ~45k cycles per warp, a load ~1k: other warps hide it), which frees the registers
- *      the prefetch held
  * CUZK_GPU_MSM_ACC=N in the environment overrides the default (benchmarking). Measured and
- * removed (H200, 2^24 G1 MSM; 164 ms for variant 3): inlined with registers capped at 128 or
+ * removed (H200, 2^24 G1 MSM; 164 ms for variant 3): inlined at 128 x 3 without the prefetch
+ * of the next point (+1% at 2^24, -0.4% at 2^27), inlined with registers capped at 128 or
  * 168 (spills: 170 / 167 ms), 64-thread blocks for 10 warps/SM (168 ms), accumulator and
  * points in shared memory with cp.async prefetch, 127 registers and 16 warps/SM without
  * spills (182 ms). More warps do not pay: see docs/gpu.md, round 3. */
@@ -45,12 +42,12 @@ static int env_variant(const char *name, int dflt, int max)
 static int acc_variant(void)
 {
     static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 4);
+    if (v < 0) v = env_variant("CUZK_GPU_MSM_ACC", CZ_ACC_DEFAULT, 3);
     return v;
 }
-/* G2: 0 out-of-line add, 1 inlined (both 255 registers, 1 block/SM minimum), 2 inlined
- * without the prefetch of the next point (48 registers freed);
- * CUZK_GPU_MSM_ACC2=N overrides. */
+/* G2: 0 out-of-line add, 2 inlined without the prefetch of the next point (1 block/SM
+ * minimum; the prefetched point held 48 of 255 registers: inlined with it, measured and
+ * removed, was 575 ms at 2^24 against 458 ms); CUZK_GPU_MSM_ACC2=N overrides. */
 static int acc2_variant(void)
 {
     static int v = -1;
@@ -58,27 +55,15 @@ static int acc2_variant(void)
     return v;
 }
 
-/* Work split of the bucket accumulation:
- *   0: every bucket run cut into segments of <= SEG_L points, one thread per segment (threads
- *      of a warp get 1..32 points: ncu counted 28.3 active threads per warp instruction)
- *   1: uniform ranges: thread t takes sorted entries [t L, (t+1) L) whatever the bucket
- *      boundaries, so every thread of a warp does L additions (31.5 active threads); a bucket
- *      that lies inside one range is written directly, the pieces of a bucket that crosses
- *      ranges (its "tail" in the first range, "heads" in the next ones) are summed afterwards.
- * Measured on the H200 (G1, with the cheaper digit extraction): 2^24 164 -> 133 ms (L = 32),
- * 129 ms (L = 64); 2^26 606 -> 494 / 477 ms. G2 only gains once its kernel no longer holds a
- * prefetched point (255 registers otherwise): 2^24 575 -> 458 ms (variant 2 + ranges).
- * CUZK_GPU_MSM_SEG=N (G1) / CUZK_GPU_MSM_SEG2=N (G2) override; CUZK_GPU_MSM_L=points per
+/* Work split of the bucket accumulation: uniform ranges, thread t takes sorted entries
+ * [t L, (t+1) L) whatever the bucket boundaries, so every thread of a warp does L additions
+ * (ncu: 31.5 active threads per warp instruction); a bucket that lies inside one range is
+ * written directly, the pieces of a bucket that crosses ranges (its "tail" in the first range,
+ * "heads" in the next ones) are summed afterwards. It replaced one thread per bucket segment
+ * of <= 32 points (28.3 active threads; H200, with the cheaper digit extraction: G1 2^24
+ * 164 -> 133 ms at L = 32, 129 ms at L = 64; 2^26 606 -> 494 / 477 ms; G2 gains once its
+ * kernel no longer holds a prefetched point: 2^24 575 -> 458 ms). CUZK_GPU_MSM_L=points per
  * range (8..1024; default by size, range_len). */
-template <class F> static int seg_variant(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        if (sizeof(F) > 48) v = env_variant("CUZK_GPU_MSM_SEG2", 1, 1);
-        else v = env_variant("CUZK_GPU_MSM_SEG", 1, 1);
-    }
-    return v;
-}
 /* Inlined G1 additions in the bucket reductions; CUZK_GPU_MSM_RED_INL=0 calls them out of
  * line (benchmarking). */
 static bool red_inline(void)
@@ -190,78 +175,6 @@ __global__ void k_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *valid, cons
     }
 }
 
-__global__ void k_segcount(uint32_t *nseg, const uint32_t *bstart, const uint32_t *bend, uint32_t nb)
-{
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b < nb) nseg[b] = (bend[b] - bstart[b] + SEG_L - 1) / SEG_L;
-}
-
-__global__ void k_segfill(uint32_t *segb, uint32_t *total, const uint32_t *nseg,
-                          const uint32_t *segoff, uint32_t nb)
-{
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb) return;
-    uint32_t o = segoff[b], c = nseg[b];
-    for (uint32_t s = 0; s < c; s++) segb[o + s] = b;
-    if (b == nb - 1) *total = o + c;
-}
-
-/* INL: the mixed add is inlined (accumulator in registers) instead of called out of line;
- * MINB: minimum resident 128-thread blocks per SM (caps registers per thread); PF: the next
- * point is loaded while the current one is added (holds a second point in registers). */
-template <class F, bool INL, int MINB, bool PF>
-__global__ void __launch_bounds__(128, MINB) k_accum(d_xyzz<F> *partial, const uint32_t *segb, const uint32_t *segoff,
-                        const uint32_t *bstart, const uint32_t *bend, const uint32_t *vals,
-                        const d_aff<F> *bases, const uint32_t *total)
-{
-    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= *total) return;
-    uint32_t b = segb[j];
-    uint32_t start = bstart[b] + (j - segoff[b]) * SEG_L;
-    uint32_t end = min(start + SEG_L, bend[b]);
-    d_xyzz<F> acc;
-    xyzz_set_inf(acc);
-    uint32_t v = vals[start];
-    d_aff<F> p;
-    if (PF) p = ld_vec(&bases[v & 0x7fffffffu]);
-    for (uint32_t e = start; e < end; e++) {
-        d_aff<F> q;
-        if (PF) {
-            q = p;
-        } else {
-            v = vals[e];
-            q = ld_vec(&bases[v & 0x7fffffffu]);
-        }
-        bool neg = v >> 31;
-        if (PF && e + 1 < end) {   /* fetch the next point while this one is added */
-            v = vals[e + 1];
-            p = ld_vec(&bases[v & 0x7fffffffu]);
-        }
-        if (neg) q.y = f_neg(q.y);
-        if (INL) xyzz_add_aff_i(acc, q);
-        else xyzz_add_aff(acc, q);
-    }
-    st_vec(&partial[j], acc);
-}
-
-template <class F>
-__global__ void k_combine(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count,
-                          const d_xyzz<F> *partial, const uint32_t *nseg,
-                          const uint32_t *segoff, uint32_t nb)
-{
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb) return;
-    uint32_t c = nseg[b], o = segoff[b];
-    d_xyzz<F> acc;
-    xyzz_set_inf(acc);
-    if (c > HEAVY_SEGS) {
-        heavy[atomicAdd(heavy_count, 1u)] = b;
-        return;
-    }
-    for (uint32_t s = 0; s < c; s++) xyzz_add(acc, ld_vec(&partial[o + s]));
-    st_vec(&buckets[b], acc);
-}
-
 /* Full XYZZ addition in the bucket reductions (k_combine_u, k_winred): inlined for G1 when
  * RI (accumulators stay in registers instead of passing through local memory at every call),
  * out of line otherwise and always for G2 (its points are twice as large). */
@@ -271,7 +184,7 @@ template <class F, bool RI> __device__ __forceinline__ void red_add(d_xyzz<F> &p
     else xyzz_add(p, q);
 }
 
-/* Uniform ranges (seg_variant 1): thread t adds the points of sorted entries [t L, (t+1) L)
+/* Uniform ranges: thread t adds the points of sorted entries [t L, (t+1) L)
  * (ending at *valid); each bucket run it meets is written to buckets[key] when it lies inside
  * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
  * goes on into the next range (at most one of each per thread). */
@@ -368,22 +281,6 @@ __device__ __forceinline__ void block_reduce(d_xyzz<F> *sh, d_xyzz<F> acc, d_xyz
 }
 
 template <class F, int BS>
-__global__ void __launch_bounds__(BS) k_heavy(d_xyzz<F> *buckets, const uint32_t *heavy,
-                                              const uint32_t *heavy_count, const d_xyzz<F> *partial,
-                                              const uint32_t *nseg, const uint32_t *segoff)
-{
-    __shared__ d_xyzz<F> sh[BS];
-    uint32_t hc = *heavy_count;
-    for (uint32_t h = blockIdx.x; h < hc; h += gridDim.x) {
-        uint32_t b = heavy[h], c = nseg[b], o = segoff[b];
-        d_xyzz<F> acc;
-        xyzz_set_inf(acc);
-        for (uint32_t s = threadIdx.x; s < c; s += BS) xyzz_add(acc, ld_vec(&partial[o + s]));
-        block_reduce<F, BS>(sh, acc, &buckets[b]);
-    }
-}
-
-template <class F, int BS>
 __global__ void __launch_bounds__(BS) k_heavy_u(d_xyzz<F> *buckets, const uint32_t *heavy,
                                                 const uint32_t *heavy_count, const d_xyzz<F> *head,
                                                 const d_xyzz<F> *tail, const uint32_t *bstart,
@@ -416,6 +313,32 @@ __global__ void __launch_bounds__(BS) k_sum_groups(d_xyzz<F> *out, const d_xyzz<
     block_reduce<F, BS>(sh, acc, &out[q]);
 }
 
+/* Running sums over x[0..K) from the top: run = sum x_i, acc = sum (i + 1) x_i (ONE_BASED)
+ * or sum i x_i (acc takes run before x_i joins it). */
+template <class F, bool RI, bool ONE_BASED>
+__device__ __forceinline__ void running_sums(d_xyzz<F> &run, d_xyzz<F> &acc, const d_xyzz<F> *x, uint32_t K)
+{
+    xyzz_set_inf(run);
+    xyzz_set_inf(acc);
+    for (int jj = (int)K - 1; jj >= 0; jj--) {
+        if (!ONE_BASED) red_add<F, RI>(acc, run);
+        red_add<F, RI>(run, ld_vec(&x[jj]));
+        if (ONE_BASED) red_add<F, RI>(acc, run);
+    }
+}
+
+/* acc += m * run (double-and-add over the bits of m). */
+template <class F> __device__ __forceinline__ void add_multiple(d_xyzz<F> &acc, const d_xyzz<F> &run, uint32_t m)
+{
+    d_xyzz<F> t;
+    xyzz_set_inf(t);
+    for (int bit = 31; bit >= 0; bit--) {
+        xyzz_dbl(t, t);
+        if ((m >> bit) & 1) xyzz_add(t, run);
+    }
+    xyzz_add(acc, t);
+}
+
 /* Window reduction: thread (w, s) runs over buckets [sK, (s+1)K) of window w from the top:
  * run = sum b_j, acc = sum (j - sK + 1) b_j; emits acc + sK * run. Bucket j holds digit j+1. */
 template <class F, bool RI>
@@ -425,21 +348,9 @@ __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, u
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= g * S) return;
     uint32_t w = id / S, s = id % S;
-    const d_xyzz<F> *bk = buckets + (size_t)w * B + (size_t)s * K;
-    d_xyzz<F> run, acc, t;
-    xyzz_set_inf(run);
-    xyzz_set_inf(acc);
-    for (int jj = (int)K - 1; jj >= 0; jj--) {
-        red_add<F, RI>(run, ld_vec(&bk[jj]));
-        red_add<F, RI>(acc, run);
-    }
-    uint32_t m = s * K;
-    xyzz_set_inf(t);
-    for (int bit = 31; bit >= 0; bit--) {
-        xyzz_dbl(t, t);
-        if ((m >> bit) & 1) xyzz_add(t, run);
-    }
-    xyzz_add(acc, t);
+    d_xyzz<F> run, acc;
+    running_sums<F, RI, true>(run, acc, buckets + (size_t)w * B + (size_t)s * K, K);
+    add_multiple(acc, run, s * K);
     st_vec(&out[id], acc);
 }
 
@@ -456,14 +367,8 @@ __global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= g * S) return;
     uint32_t w = id / S, s = id % S;
-    const d_xyzz<F> *bk = buckets + (size_t)w * B + (size_t)s * K;
     d_xyzz<F> run, acc;
-    xyzz_set_inf(run);
-    xyzz_set_inf(acc);
-    for (int jj = (int)K - 1; jj >= 0; jj--) {
-        red_add<F, RI>(run, ld_vec(&bk[jj]));
-        red_add<F, RI>(acc, run);
-    }
+    running_sums<F, RI, true>(run, acc, buckets + (size_t)w * B + (size_t)s * K, K);
     st_vec(&acc_out[id], acc);
     st_vec(&run_out[id], run);
 }
@@ -476,21 +381,9 @@ __global__ void k_winred_l2(d_xyzz<F> *out, const d_xyzz<F> *runs, uint32_t S, u
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= g * S2) return;
     uint32_t w = id / S2, s2 = id % S2;
-    const d_xyzz<F> *r = runs + (size_t)w * S + (size_t)s2 * K2;
-    d_xyzz<F> run, acc, t;
-    xyzz_set_inf(run);
-    xyzz_set_inf(acc);
-    for (int jj = (int)K2 - 1; jj >= 0; jj--) {   /* acc = sum_i i R_(s2 K2 + i) */
-        red_add<F, RI>(acc, run);
-        red_add<F, RI>(run, ld_vec(&r[jj]));
-    }
-    uint32_t m = s2 * K2;
-    xyzz_set_inf(t);
-    for (int bit = 31; bit >= 0; bit--) {
-        xyzz_dbl(t, t);
-        if ((m >> bit) & 1) xyzz_add(t, run);
-    }
-    xyzz_add(acc, t);
+    d_xyzz<F> run, acc;   /* acc = sum_i i R_(s2 K2 + i) */
+    running_sums<F, RI, false>(run, acc, runs + (size_t)w * S + (size_t)s2 * K2, K2);
+    add_multiple(acc, run, s2 * K2);
     st_vec(&out[id], acc);
 }
 
@@ -558,7 +451,7 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 
 /* ---- host side ---- */
 
-/* Calls launch(inl, minb) with std::integral_constant values for the selected accumulation
+/* Calls launch(inl, minb, pf) with std::integral_constant values for the selected accumulation
  * variant of group F (acc_variant, acc2_variant), so every kernel that accumulates picks it
  * the same way. */
 template <class F, class L> static void acc_dispatch(L launch)
@@ -567,27 +460,13 @@ template <class F, class L> static void acc_dispatch(L launch)
     using yes = true_type;
     using no = false_type;
     if constexpr (sizeof(F) > 48) {   /* G2: 255 registers, 1 block/SM minimum */
-        if (acc2_variant() == 1) launch(yes{}, integral_constant<int, 1>{}, yes{});
-        else if (acc2_variant() == 2) launch(yes{}, integral_constant<int, 1>{}, no{});
-        else launch(no{}, integral_constant<int, 1>{}, yes{});
+        if (acc2_variant() == 0) launch(no{}, integral_constant<int, 1>{}, yes{});
+        else launch(yes{}, integral_constant<int, 1>{}, no{});
     } else if (acc_variant() == 0) {
         launch(no{}, integral_constant<int, CZ_ACC_MINB_G1>{}, yes{});
-    } else if (acc_variant() == 4) {
-        launch(yes{}, integral_constant<int, 3>{}, no{});
     } else {
         launch(yes{}, integral_constant<int, 2>{}, yes{});
     }
-}
-
-template <class F>
-static void launch_accum(size_t items, cudaStream_t st, d_xyzz<F> *partial, const uint32_t *segb,
-                         const uint32_t *segoff, const uint32_t *bstart, const uint32_t *bend,
-                         const uint32_t *vals, const d_aff<F> *bases, const uint32_t *total)
-{
-    acc_dispatch<F>([&](auto inl, auto minb, auto pf) {
-        k_accum<F, decltype(inl)::value, decltype(minb)::value, decltype(pf)::value><<<gpu_div_up(items, 128), 128, 0, st>>>(
-            partial, segb, segoff, bstart, bend, vals, bases, total);
-    });
 }
 
 template <class F>
@@ -704,13 +583,11 @@ template <class F>
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W)
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
-    const bool u = seg_variant<F>() == 1;
-    const size_t maxseg = u ? 0 : m / SEG_L + nb + 1, X = sizeof(d_xyzz<F>);
-    const size_t pieces = u ? 2 * (m / range_len<F>(m) + 1) : maxseg;
+    const size_t X = sizeof(d_xyzz<F>);
+    const size_t pieces = 2 * (m / range_len<F>(m) + 1);   /* head and tail per range */
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
-        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_NSEG, u ? 0 : nb * 4}, {SL_SEGOFF, u ? 0 : nb * 4},
-        {SL_HEAVY, nb * 4}, {SL_SEGB, maxseg * 4}, {SL_PARTIAL, pieces * X},
+        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
     };
@@ -780,13 +657,10 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     uint32_t nb = g * B;
     const wr_plan wr = msm_runs<F>(B, g);
     const uint32_t S = wr.S, K = wr.K;
-    const bool uni = seg_variant<F>() == 1;
     const uint32_t L = range_len<F>(m);
-    size_t maxseg = uni ? 1 : (size_t)m / SEG_L + nb + 1;
-    size_t nthr = (size_t)m / L + 1;   /* uniform ranges: threads, and head/tail pieces each */
+    size_t nthr = (size_t)m / L + 1;   /* ranges (threads), and head/tail pieces each */
 
-    void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *nseg, *segoff, *segb, *partial,
-        *buckets, *win, *small, *cubtmp;
+    void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *partial, *buckets, *win, *small, *cubtmp;
     size_t mm = m ? m : 1;
     if (!rc) rc = gpu_scratch(ctx, SL_KEYS0, mm * 4, &keys0, err);
     if (!rc) rc = gpu_scratch(ctx, SL_KEYS1, mm * 4, &keys1, err);
@@ -794,10 +668,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     if (!rc) rc = gpu_scratch(ctx, SL_VALS1, mm * 4, &vals1, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BSTART, (size_t)nb * 4, &bstart, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_NSEG, uni ? 4 : (size_t)nb * 4, &nseg, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_SEGOFF, uni ? 4 : (size_t)nb * 4, &segoff, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_SEGB, maxseg * 4, &segb, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, (uni ? 2 * nthr : maxseg) * sizeof(d_xyzz<F>), &partial, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, 2 * nthr * sizeof(d_xyzz<F>), &partial, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, ((size_t)nb + wr.points) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
@@ -811,8 +682,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     rc = gpu_scratch(ctx, SL_HEAVY, (size_t)nb * 4, &heavy, err);
     if (rc) return rc;
 
-    /* CUB temp storage for the sort and the scan */
-    size_t sort_bytes = 0, scan_bytes = 0;
+    /* CUB temp storage for the sort */
+    size_t sort_bytes = 0;
     unsigned end_bit = (c - 1);
     { unsigned gg = g; while (gg) { end_bit++; gg >>= 1; } }
     if (end_bit > 32) end_bit = 32;
@@ -820,9 +691,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
         cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);
         CK(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, dk, dv, (int)mm, 0, (int)end_bit, st));
-        CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (uint32_t *)nseg, (uint32_t *)segoff, (int)nb, st));
     }
-    rc = gpu_scratch(ctx, SL_CUB, sort_bytes > scan_bytes ? sort_bytes : scan_bytes, &cubtmp, err);
+    rc = gpu_scratch(ctx, SL_CUB, sort_bytes, &cubtmp, err);
     if (rc) return rc;
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 
@@ -843,41 +713,21 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         CK(cudaMemsetAsync(d_total, 0, 8, st));   /* valid count and heavy count */
         k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * B);
         CK_LAUNCH();
-        if (uni) {
-            d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
-            size_t nt = (size_t)mg / L + 1;
-            launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, sk, sv, bases, d_total, L);
-            CK_LAUNCH();
-            if (red_inline())
-                k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
-                                                                           head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
-            else
-                k_combine_u<F, false><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
-                                                                            head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
-            CK_LAUNCH();
-            size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
-            k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
-                (d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count, head, tail, (uint32_t *)bstart, (uint32_t *)bend, L);
-            CK_LAUNCH();
-        } else {
-        k_segcount<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)nseg, (uint32_t *)bstart, (uint32_t *)bend, nbg);
+        d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
+        size_t nt = (size_t)mg / L + 1;
+        launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, sk, sv, bases, d_total, L);
         CK_LAUNCH();
-        tb = cub_bytes;
-        CK(cub::DeviceScan::ExclusiveSum(cubtmp, tb, (uint32_t *)nseg, (uint32_t *)segoff, (int)nbg, st));
-        k_segfill<<<gpu_div_up(nbg, TB), TB, 0, st>>>((uint32_t *)segb, d_total, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
+        if (red_inline())
+            k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                       head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
+        else
+            k_combine_u<F, false><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+                                                                        head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
         CK_LAUNCH();
-        size_t maxs = (size_t)mg / SEG_L + nbg + 1;
-        launch_accum<F>(maxs, st, (d_xyzz<F> *)partial, (uint32_t *)segb, (uint32_t *)segoff,
-                        (uint32_t *)bstart, (uint32_t *)bend, sv, bases, d_total);
+        size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
+        k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
+            (d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count, head, tail, (uint32_t *)bstart, (uint32_t *)bend, L);
         CK_LAUNCH();
-        k_combine<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
-                                                           (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff, nbg);
-        CK_LAUNCH();
-        size_t hmax = (size_t)mg / (SEG_L * HEAVY_SEGS) + 1;
-        k_heavy<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
-                                                                            (d_xyzz<F> *)partial, (uint32_t *)nseg, (uint32_t *)segoff);
-        CK_LAUNCH();
-        }
         if (wr.two) {
             const unsigned gs = gpu_div_up((size_t)gg * S, 64), gs2 = gpu_div_up((size_t)gg * wr.S2, 64);
             if (red_inline()) {

@@ -34,6 +34,68 @@ __device__ __forceinline__ dfr twiddle(const dfr *tw, uint32_t e, unsigned tw_sh
     return f_neg(tw[(size_t)(half - e) << tw_shift]);
 }
 
+/* Where a block's tile lies: element m of the tile is data[base + m * stride]; l is the
+ * tile's column (its offset within one stride). */
+struct tile_geom {
+    uint32_t stride, l, base;
+};
+template <bool DIT> __device__ __forceinline__ tile_geom tile_of(unsigned lg, unsigned s0, unsigned k)
+{
+    const uint32_t T = blockIdx.x;
+    const uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
+    tile_geom g;
+    g.stride = 1u << stride_lg;
+    g.l = T & (g.stride - 1);
+    const uint32_t hi = T >> stride_lg;
+    g.base = DIT ? (hi << (s0 + k)) + g.l : (hi << (lg - s0)) + g.l;
+    return g;
+}
+
+/* The 2^k - 1 distinct twiddles of the tile's k stages into tws[1 ..] (stage with half-size
+ * hm uses entries [hm, 2 hm)); R entries per thread of nt threads. */
+template <bool DIT, int R>
+__device__ __forceinline__ void stage_twiddles(dfr *tws, const tile_geom &g, uint32_t nt, unsigned lg,
+                                               unsigned s0, unsigned k, const dfr *tw,
+                                               unsigned tw_shift, bool inverse)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        uint32_t idx = threadIdx.x + r * nt;   /* entries 1 .. 2^k - 1 (0 unused) */
+        if (idx == 0) continue;
+        uint32_t hm_lg = 31 - __clz(idx);
+        uint32_t jl = idx - (1u << hm_lg);
+        unsigned s = s0 + (DIT ? hm_lg : k - 1 - hm_lg);
+        uint32_t j = jl * g.stride + g.l;
+        uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
+        tws[idx] = twiddle(tw, e, tw_shift, lg, inverse);
+    }
+}
+
+/* Tile <-> shared memory, R elements per thread of nt threads, with the pass's pre/post
+ * multiplier applied on the way. */
+template <int R>
+__device__ __forceinline__ void tile_load(dfr *sh, const dfr *data, const tile_geom &g, uint32_t nt,
+                                          const pass_mul &pre, unsigned lg)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        uint32_t m = threadIdx.x + r * nt;
+        uint32_t pos = g.base + m * g.stride;
+        sh[m] = apply_mul(pre, data[pos], pos, lg);
+    }
+}
+template <int R>
+__device__ __forceinline__ void tile_store(dfr *data, const dfr *sh, const tile_geom &g, uint32_t nt,
+                                           const pass_mul &post, unsigned lg)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        uint32_t m = threadIdx.x + r * nt;
+        uint32_t pos = g.base + m * g.stride;
+        data[pos] = apply_mul(post, sh[m], pos, lg);
+    }
+}
+
 /* One pass of k radix-2 stages (s0 .. s0+k-1) on tiles of 2^k elements, 2^(k-1) threads.
  * DIF (Gentleman-Sande): natural in, bit-reversed out, stage s has half = N >> (s+1).
  * DIT (Cooley-Tukey): bit-reversed in, natural out, stage s has half = 2^s. */
@@ -47,34 +109,13 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
-    const uint32_t T = blockIdx.x;
-    uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
-    uint32_t stride = 1u << stride_lg;
-    uint32_t l = T & (stride - 1);
-    uint32_t hi = T >> stride_lg;
-    uint32_t base = DIT ? (hi << (s0 + k)) + l : (hi << (lg - s0)) + l;
+    const tile_geom g = tile_of<DIT>(lg, s0, k);
+    const uint32_t stride = g.stride, l = g.l;
     uint32_t halfk = 1u << (k - 1);
     dfr *tws = sh + (2 * halfk);
 
-    if (SHTW) {
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            uint32_t idx = t + r * halfk;   /* entries 1 .. 2^k - 1 (0 unused) */
-            if (idx == 0) continue;
-            uint32_t hm_lg = 31 - __clz(idx);
-            uint32_t jl = idx - (1u << hm_lg);
-            unsigned s = s0 + (DIT ? hm_lg : k - 1 - hm_lg);
-            uint32_t j = jl * stride + l;
-            uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
-            tws[idx] = twiddle(tw, e, tw_shift, lg, inverse);
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        uint32_t m = t + r * halfk;
-        uint32_t pos = base + m * stride;
-        sh[m] = apply_mul(pre, data[pos], pos, lg);
-    }
+    if (SHTW) stage_twiddles<DIT, 2>(tws, g, halfk, lg, s0, k, tw, tw_shift, inverse);
+    tile_load<2>(sh, data, g, halfk, pre, lg);
     __syncthreads();
     for (unsigned tt = 0; tt < k; tt++) {
         unsigned s = s0 + tt;
@@ -102,12 +143,7 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        uint32_t m = t + r * halfk;
-        uint32_t pos = base + m * stride;
-        data[pos] = apply_mul(post, sh[m], pos, lg);
-    }
+    tile_store<2>(data, sh, g, halfk, post, lg);
 }
 
 /* The same pass with two stages per barrier (radix-4 steps): 2^(k-2) threads, each owning
@@ -121,32 +157,12 @@ __global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, con
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
-    const uint32_t T = blockIdx.x;
-    uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
-    uint32_t stride = 1u << stride_lg;
-    uint32_t l = T & (stride - 1);
-    uint32_t hi = T >> stride_lg;
-    uint32_t base = DIT ? (hi << (s0 + k)) + l : (hi << (lg - s0)) + l;
+    const tile_geom g = tile_of<DIT>(lg, s0, k);
     const uint32_t q = 1u << (k - 2);   /* threads; a quarter of the tile */
     dfr *tws = sh + (4 * q);
 
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        uint32_t idx = t + r * q;   /* entries 1 .. 2^k - 1 (0 unused) */
-        if (idx == 0) continue;
-        uint32_t hm_lg = 31 - __clz(idx);
-        uint32_t jl = idx - (1u << hm_lg);
-        unsigned s = s0 + (DIT ? hm_lg : k - 1 - hm_lg);
-        uint32_t j = jl * stride + l;
-        uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
-        tws[idx] = twiddle(tw, e, tw_shift, lg, inverse);
-    }
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        uint32_t m = t + r * q;
-        uint32_t pos = base + m * stride;
-        sh[m] = apply_mul(pre, data[pos], pos, lg);
-    }
+    stage_twiddles<DIT, 4>(tws, g, q, lg, s0, k, tw, tw_shift, inverse);
+    tile_load<4>(sh, data, g, q, pre, lg);
     __syncthreads();
     unsigned tt = 0;
     for (; tt + 2 <= k; tt += 2) {
@@ -196,12 +212,7 @@ __global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, con
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        uint32_t m = t + r * q;
-        uint32_t pos = base + m * stride;
-        data[pos] = apply_mul(post, sh[m], pos, lg);
-    }
+    tile_store<4>(data, sh, g, q, post, lg);
 }
 
 __global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)

@@ -34,17 +34,24 @@ template <class P> static void gen(uint32_t *x, int kind)
     if (kind == 0 || kind == 3) x[N - 1] %= P::p(N - 1);
 }
 
+/* p and R^-1 mod p (R = 2^(32N)) for the oracle. */
+template <class P> static void modulus(mpz_t p, mpz_t rinv)
+{
+    uint32_t pl[16];
+    for (int i = 0; i < P::N; i++) pl[i] = P::p(i);
+    mpz_import(p, P::N, -1, 4, 0, 0, pl);
+    mpz_set_ui(rinv, 1);
+    mpz_mul_2exp(rinv, rinv, 32 * P::N);
+    mpz_invert(rinv, rinv, p);
+}
+
 template <class P> static int check(const char *name, int count)
 {
     const int N = P::N;
     mpz_t p, rinv, a, b, r, e;
     mpz_inits(p, rinv, a, b, r, e, NULL);
-    uint32_t pl[16], av[16], bv[16], rv[16];
-    for (int i = 0; i < N; i++) pl[i] = P::p(i);
-    mpz_import(p, N, -1, 4, 0, 0, pl);
-    mpz_set_ui(rinv, 1);
-    mpz_mul_2exp(rinv, rinv, 32 * N);
-    mpz_invert(rinv, rinv, p);
+    uint32_t av[16], bv[16], rv[16];
+    modulus<P>(p, rinv);
     int bad = 0;
     for (int t = 0; t < count && bad < 5; t++) {
         gen<P>(av, t % 4);
@@ -72,12 +79,8 @@ template <class P> static int check_redc(const char *name, int count)
     const int N = P::N;
     mpz_t p, rinv, a, r, e;
     mpz_inits(p, rinv, a, r, e, NULL);
-    uint32_t pl[16], av[16], rv[16];
-    for (int i = 0; i < N; i++) pl[i] = P::p(i);
-    mpz_import(p, N, -1, 4, 0, 0, pl);
-    mpz_set_ui(rinv, 1);
-    mpz_mul_2exp(rinv, rinv, 32 * N);
-    mpz_invert(rinv, rinv, p);
+    uint32_t av[16], rv[16];
+    modulus<P>(p, rinv);
     int bad = 0;
     for (int t = 0; t < count && bad < 5; t++) {
         gen<P>(av, t % 4);
