@@ -4,7 +4,7 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
-#           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants
+#           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -22,7 +22,7 @@ run_step() {   # name, timeout seconds, command...
     local t0=$(date +%s)
     timeout "$to" "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
-    note "== $name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E '^suite:|median|phase|build |upload|error|FAIL' "$OUT/$name.log" | tail -6 | tr '\n' '|')"
+    note "== $name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E '^suite:|median|phase|build |upload|error|FAIL' "$OUT/$name.log" | tail -${TAILN:-6} | tr '\n' '|')"
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,temperature.gpu --format=csv > "$OUT/smi.txt" 2>&1
@@ -151,6 +151,16 @@ for step in "$@"; do
         run_step porep27_registered 540 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 ;;
     porep27-pinned)
         run_step porep27_pinned 540 "$BENCH" gpu-prove --porep-like 27 --streamed --pinned 1 --reps 3 ;;
+    aff)
+        # batch-affine rounds before the XYZZ accumulation, variants side by side in one process:
+        # G1 rounds 0..3, G2 rounds 0..2
+        run_step msm_aff 400 "$BENCH" gpu-msm --g 1 --lg 20 --lg 22 --lg 24 --lg 26 --lg 27 --reps 3 \
+            --vary CUZK_GPU_MSM_AFF=${AFFR:-0,1,2,3}
+        run_step msm_g2_aff 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 3 --vary CUZK_GPU_MSM_AFF2=${AFFR2:-0,1,2} ;;
+    aff-tune)
+        # threads per SM and minimum pairs per thread of the batch-affine rounds (G1)
+        run_step aff_tps 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 27 --reps 3 --vary CUZK_GPU_MSM_AFF_TPS=${TPS:-128,256,512}
+        run_step aff_minpt 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 22 --reps 3 --vary CUZK_GPU_MSM_AFF_MINPT=${MINPT:-32,128,512} ;;
     *) note "unknown step $step" ;;
     esac
 done

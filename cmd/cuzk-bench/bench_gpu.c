@@ -139,14 +139,38 @@ static void *make_points(int g, size_t distinct)
 }
 
 BENCH_CMD(gpu_msm, "gpu-msm",
-          "GPU MSM: gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F (0/1 bitmap sum)] [--reps R]")
+          "GPU MSM: gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F (0/1 bitmap sum)] [--reps R] "
+          "[--vary NAME=v1,v2,...: each size once per value of environment variable NAME, in one process]")
 {
     unsigned lgs[16], n_lg = 0;
     int reps = 5, dev = 0, g = 1;
     size_t distinct = (size_t)1 << 16;
     double density = 0;
-    if (parse_common(argc, argv, lgs, &n_lg, &reps, &dev, &g, &distinct, &density) || (g != 1 && g != 2)) {
-        fprintf(stderr, "usage: cuzk-bench gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F] [--reps R]\n");
+    /* --vary: the variants of a kernel switch read at every MSM, timed side by side */
+    char vary_name[64] = "", *vary_vals[16];
+    char vary_buf[256];
+    int n_vary = 0;
+    char *args[64];
+    int nargs = 0;
+    for (int i = 0; i < argc && nargs < 64; i++) {
+        if (!strcmp(argv[i], "--vary") && i + 1 < argc) {
+            const char *eq = strchr(argv[i + 1], '=');
+            if (!eq || eq == argv[i + 1] || (size_t)(eq - argv[i + 1]) >= sizeof vary_name ||
+                strlen(eq + 1) >= sizeof vary_buf) {
+                fprintf(stderr, "gpu-msm: --vary expects NAME=v1,v2,... (got '%s')\n", argv[i + 1]);
+                return 2;
+            }
+            memcpy(vary_name, argv[i + 1], (size_t)(eq - argv[i + 1]));
+            vary_name[eq - argv[i + 1]] = 0;
+            strcpy(vary_buf, eq + 1);
+            for (char *tok = strtok(vary_buf, ","); tok && n_vary < 16; tok = strtok(NULL, ",")) vary_vals[n_vary++] = tok;
+            i++;
+            continue;
+        }
+        args[nargs++] = argv[i];
+    }
+    if (parse_common(nargs, args, lgs, &n_lg, &reps, &dev, &g, &distinct, &density) || (g != 1 && g != 2)) {
+        fprintf(stderr, "usage: cuzk-bench gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F] [--reps R] [--vary NAME=v1,v2]\n");
         return 2;
     }
     if (!n_lg) lgs[n_lg++] = 20;
@@ -162,16 +186,21 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     double ms[100];
     char what[64];
     for (unsigned k = 0; k < n_lg; k++) {
-        size_t n = (size_t)1 << lgs[k], d = distinct < n ? distinct : n;
-        if (gpu_bench_msm(ctx, g, n, pts, d, density, reps, ms, &err)) {
-            fprintf(stderr, "gpu-msm G%d 2^%u: %s\n", g, lgs[k], err.msg);
-            free(pts);
-            gpu_ctx_free(ctx);
-            return 1;
+        for (int v = 0; v < (n_vary ? n_vary : 1); v++) {
+            size_t n = (size_t)1 << lgs[k], d = distinct < n ? distinct : n;
+            if (n_vary) setenv(vary_name, vary_vals[v], 1);
+            if (gpu_bench_msm(ctx, g, n, pts, d, density, reps, ms, &err)) {
+                fprintf(stderr, "gpu-msm G%d 2^%u: %s\n", g, lgs[k], err.msg);
+                free(pts);
+                gpu_ctx_free(ctx);
+                return 1;
+            }
+            const char *kind = density > 0 ? "bitmap_sum" : "msm";
+            if (n_vary) snprintf(what, sizeof what, "gpu_g%d_%s[%s=%s]", g, kind, vary_name, vary_vals[v]);
+            else if (density > 0) snprintf(what, sizeof what, "gpu_g%d_bitmap_sum_d%.2f", g, density);
+            else snprintf(what, sizeof what, "gpu_g%d_msm", g);
+            report(what, lgs[k], ms, reps);
         }
-        if (density > 0) snprintf(what, sizeof what, "gpu_g%d_bitmap_sum_d%.2f", g, density);
-        else snprintf(what, sizeof what, "gpu_g%d_msm", g);
-        report(what, lgs[k], ms, reps);
     }
     free(pts);
     gpu_ctx_free(ctx);

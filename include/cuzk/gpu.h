@@ -80,6 +80,8 @@ void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *ou
 /* The last MSM's plan on this context: window bits and windows sorted per group (chosen by the
  * number of points and, when GPU memory is short, shrunk to fit; diagnostics and tests). */
 void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group);
+/* Batch-affine rounds the last MSM's first window group ran before its XYZZ accumulation. */
+unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx);
 
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same

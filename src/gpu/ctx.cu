@@ -364,6 +364,11 @@ extern "C" void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bit
     *windows_per_group = ctx ? ctx->msm_last_g : 0;
 }
 
+extern "C" unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
+{
+    return ctx ? ctx->msm_last_aff : 0;
+}
+
 extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -334,6 +334,50 @@ template <class P> CZ_FN void f_redc_rows(uint32_t *res, const uint32_t *a)
     f_reduce_once<P>(res, t);
 }
 
+/* res = a^-1 (Montgomery form in, Montgomery form out; 0 -> 0) by Fermat, a^(p-2), with a
+ * fixed 4-bit window: ~N*32 squarings + N*8 products. Variable in nothing but the (public)
+ * modulus, so every thread of a warp takes the same path. The batch-affine MSM rounds call it
+ * once per thread for hundreds of additions, which is what makes ~490 products affordable;
+ * the table lives in local memory (768 bytes for Fp, touched once per window). */
+template <class P> CZ_FN void f_inv_rows(uint32_t *res, const uint32_t *a)
+{
+    constexpr int N = P::N;
+    uint32_t tab[16][N], e[N], r[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        tab[0][i] = P::one(i);
+        tab[1][i] = a[i];
+    }
+    for (int k = 2; k < 16; k++) f_mul_rows<P>(tab[k], tab[k - 1], a);
+    /* e = p - 2 */
+    uint32_t br = 2;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint32_t pi = P::p(i);
+        e[i] = pi - br;
+        br = pi < br ? 1u : 0u;
+    }
+    int nib = 8 * N - 1;
+    while (nib > 0 && ((e[nib >> 3] >> ((nib & 7) * 4)) & 15) == 0) nib--;
+    const uint32_t *t0 = tab[(e[nib >> 3] >> ((nib & 7) * 4)) & 15];
+#pragma unroll
+    for (int i = 0; i < N; i++) r[i] = t0[i];
+    for (nib--; nib >= 0; nib--) {
+        for (int s = 0; s < 4; s++) f_mul_rows<P>(r, r, r);
+        const uint32_t d = (e[nib >> 3] >> ((nib & 7) * 4)) & 15;
+        if (d) f_mul_rows<P>(r, r, tab[d]);
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) res[i] = r[i];
+}
+
+template <class P> __device__ __forceinline__ mont<P> f_inv(const mont<P> &a)
+{
+    mont<P> r;
+    f_inv_rows<P>(r.v, a.v);
+    return r;
+}
+
 /* a * 2^-(32N): out of Montgomery form (canonical integer limbs). */
 template <class P> __device__ __forceinline__ mont<P> f_from_mont(const mont<P> &a)
 {
@@ -367,6 +411,13 @@ __device__ __forceinline__ dfp2 f_sqr(const dfp2 &a)
 {
     dfp t = a.c0 * a.c1;
     return {(a.c0 + a.c1) * (a.c0 - a.c1), t + t};
+}
+
+/* (a0 + a1 u)^-1 = (a0 - a1 u) / (a0^2 + a1^2): one Fp inversion. */
+__device__ __forceinline__ dfp2 f_inv(const dfp2 &a)
+{
+    dfp t = f_inv(a.c0 * a.c0 + a.c1 * a.c1);
+    return {a.c0 * t, f_neg(a.c1) * t};
 }
 
 template <class F> struct field_traits;

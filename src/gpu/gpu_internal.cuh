@@ -40,6 +40,9 @@ enum gpu_slot {
     SL_ONES, SL_FLAGS, SL_TAIL_IDX, SL_TAIL_SC, SL_SUM_PART, SL_W, SL_STREAM_BASES,
     SL_EXTRA, SL_RESULTS, SL_BENCH0, SL_BENCH1, SL_POS, SL_HEAVY, SL_NUM,
     SL_STREAM_BASES2,   /* second buffer of the double-buffered streamed key */
+    /* batch-affine MSM rounds: reduced points (ping-pong), prefix products, per-bucket
+     * pair counts and output offsets, CUB scan storage */
+    SL_AFF_PTS0, SL_AFF_PTS1, SL_AFF_PRE, SL_AFF_CNT, SL_AFF_CUB,
     SL__COUNT
 };
 
@@ -86,6 +89,7 @@ struct gpu_ctx {
     cudaStream_t up_st;
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
+    unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */
     /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */

@@ -136,6 +136,11 @@ void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned
     (void)ctx;
     *window_bits = *windows_per_group = 0;
 }
+unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
+{
+    (void)ctx;
+    return 0;
+}
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     (void)ctx;

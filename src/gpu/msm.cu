@@ -175,6 +175,145 @@ __global__ void k_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *valid, cons
     }
 }
 
+/* ---- batch-affine rounds (before the XYZZ accumulation) ----
+ * One round halves every bucket run of the sorted list: entries (2j, 2j+1) of a run become
+ * one affine point, an odd last entry is carried over. An affine addition needs 1/(x2 - x1);
+ * thread t takes the outputs o = t + k T (k < M, strided so that neighbouring threads touch
+ * neighbouring entries) and inverts the product of its M denominators once (Montgomery's
+ * trick: 3 products per pair), so a pair costs ~6 products (lambda, lambda^2, y3 and the trick)
+ * instead of the ~10 of an XYZZ mixed addition, plus one Fermat inversion per thread (~490
+ * products over M ~ 500-1000 pairs). After R rounds the reduced list (explicit points, same
+ * bucket order, 2^R times shorter runs) goes through the unchanged XYZZ accumulation. */
+
+/* cnt[b] = outputs of bucket b in this round = ceil(len / 2) */
+__global__ void k_aff_count(uint32_t *cnt, const uint32_t *bstart, const uint32_t *bend, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) cnt[b] = (bend[b] - bstart[b] + 1) >> 1;
+}
+
+/* For each entry p at an even offset of its run: output o = ost[b] + off / 2 takes p (and
+ * p + 1 unless p is the run's last entry: bit 31 of src marks a single). */
+__global__ void k_aff_src(uint32_t *src, uint32_t *kout, const uint32_t *kin, const uint32_t *bstart,
+                          const uint32_t *ost, const uint32_t *vin)
+{
+    uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t V = *vin;
+    if (p >= V) return;
+    const uint32_t b = kin[p], off = p - bstart[b];
+    if (off & 1) return;
+    const uint32_t o = ost[b] + (off >> 1);
+    const bool single = p + 1 >= V || kin[p + 1] != b;
+    src[o] = p | (single ? 0x80000000u : 0u);
+    kout[o] = b;
+}
+
+/* The new list's bucket bounds and length (into *vout, which may be the input count: it was
+ * read by k_aff_src already). */
+__global__ void k_aff_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *vout, const uint32_t *cnt,
+                             const uint32_t *ost, uint32_t nb)
+{
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    bstart[b] = ost[b];
+    bend[b] = ost[b] + cnt[b];
+    if (b == nb - 1) *vout = ost[b] + cnt[b];
+}
+
+/* Point at entry p: the first round gathers bases[index] with the digit's sign, later rounds
+ * read the previous round's points. */
+template <class F, bool FIRST>
+__device__ __forceinline__ d_aff<F> aff_load(const d_aff<F> *pin, const uint32_t *vals, uint32_t p)
+{
+    if (FIRST) {
+        const uint32_t v = vals[p];
+        d_aff<F> q = ld_vec(&pin[v & 0x7fffffffu]);
+        if (v >> 31) q.y = f_neg(q.y);
+        return q;
+    }
+    return ld_vec(&pin[p]);
+}
+
+enum { AK_KEEP1 = 0, AK_KEEP2 = 1, AK_ADD = 2, AK_DBL = 3, AK_INF = 4 };
+
+/* Kind of the pair (p1, p2) and the denominator of its lambda (1 when there is none). */
+template <class F>
+__device__ __forceinline__ int aff_kind(F &d, const d_aff<F> &p1, const d_aff<F> &p2, bool single)
+{
+    d = field_traits<F>::one();
+    if (single || aff_is_inf(p2)) return AK_KEEP1;
+    if (aff_is_inf(p1)) return AK_KEEP2;
+    F dx = p2.x - p1.x;
+    if (!f_is_zero(dx)) {
+        d = dx;
+        return AK_ADD;
+    }
+    if (f_eq(p1.y, p2.y)) {   /* P + P: lambda = 3 x^2 / 2y (y != 0 in G1 and G2) */
+        d = f_dbl(p1.y);
+        return AK_DBL;
+    }
+    return AK_INF;   /* P + (-P) */
+}
+
+template <class F, bool FIRST>
+__global__ void __launch_bounds__(128) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *src, const d_aff<F> *pin,
+                                                   const uint32_t *vals, const uint32_t *vcount, uint32_t T)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t V = *vcount;
+    if (t >= T || t >= V) return;
+    const uint32_t M = (V - 1 - t) / T + 1;
+    F acc = field_traits<F>::one();
+    for (uint32_t k = 0; k < M; k++) {
+        const uint32_t o = t + k * T, sv = src[o], p = sv & 0x7fffffffu;
+        const bool single = sv >> 31;
+        d_aff<F> p1 = aff_load<F, FIRST>(pin, vals, p), p2;
+        if (!single) p2 = aff_load<F, FIRST>(pin, vals, p + 1);
+        else p2 = p1;
+        F d;
+        aff_kind(d, p1, p2, single);
+        acc = acc * d;
+        st_vec(&pre[o], acc);
+    }
+    F inv = f_inv(acc);
+    for (int k = (int)M - 1; k >= 0; k--) {
+        const uint32_t o = t + (uint32_t)k * T, sv = src[o], p = sv & 0x7fffffffu;
+        const bool single = sv >> 31;
+        d_aff<F> p1 = aff_load<F, FIRST>(pin, vals, p), p2;
+        if (!single) p2 = aff_load<F, FIRST>(pin, vals, p + 1);
+        else p2 = p1;
+        F d;
+        const int kind = aff_kind(d, p1, p2, single);
+        F ik = inv;   /* 1 / d_k */
+        if (k > 0) {
+            ik = inv * ld_vec(&pre[o - T]);
+            inv = inv * d;
+        }
+        d_aff<F> r;
+        if (kind == AK_ADD || kind == AK_DBL) {
+            F num;
+            if (kind == AK_ADD) {
+                num = p2.y - p1.y;
+            } else {
+                F x2 = f_sqr(p1.x);
+                num = x2 + f_dbl(x2);
+            }
+            F lam = num * ik;
+            r.x = f_sqr(lam) - p1.x - p2.x;   /* p2.x == p1.x when doubling */
+            r.y = lam * (p1.x - r.x) - p1.y;
+        } else if (kind == AK_KEEP1) {
+            r = p1;
+        } else if (kind == AK_KEEP2) {
+            r = p2;
+        } else {
+            r.x = field_traits<F>::zero();
+            r.y = field_traits<F>::zero();
+        }
+        st_vec(&pout[o], r);
+        src[o] = o;   /* identity values for the accumulation over pout */
+    }
+}
+
 /* Full XYZZ addition in the bucket reductions (k_combine_u, k_winred): inlined for G1 when
  * RI (accumulators stay in registers instead of passing through local memory at every call),
  * out of line otherwise and always for G2 (its points are twice as large). */
@@ -577,20 +716,75 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
     return p;
 }
 
+/* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
+ * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G2); a round runs only while its
+ * outputs give every thread at least CUZK_GPU_MSM_AFF_MINPT pairs (default 128, so that
+ * one inversion per thread stays cheap) on at least 256 threads; threads per round are
+ * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 256), outputs / MINPT). Read at every MSM (the
+ * tests switch them). */
+#ifndef CZ_AFF_G1
+#define CZ_AFF_G1 2
+#endif
+#ifndef CZ_AFF_G2
+#define CZ_AFF_G2 0
+#endif
+struct aff_plan {
+    unsigned rounds;
+    size_t out[8];       /* upper bound on each round's outputs */
+    uint32_t thr[8];     /* threads of each round */
+};
+static int env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *e = getenv(name);
+    int x = e && e[0] ? atoi(e) : dflt;
+    return x >= lo && x <= hi ? x : dflt;
+}
+template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t m, size_t nb)
+{
+    aff_plan a;
+    memset(&a, 0, sizeof a);
+    const bool g2 = sizeof(F) > 48;
+    const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", g2 ? CZ_AFF_G2 : CZ_AFF_G1, 0, 8);
+    const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
+    const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) * (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", 256, 32, 4096);
+    size_t ub = m;
+    while (a.rounds < R) {
+        /* sum over buckets of ceil(len / 2) <= (entries + non-empty buckets) / 2 */
+        size_t o = (ub + (nb < ub ? nb : ub)) / 2;
+        if (o < minpt * 256) break;
+        size_t t = o / minpt;
+        a.out[a.rounds] = o;
+        a.thr[a.rounds] = (uint32_t)(t < tmax ? t : tmax);
+        a.rounds++;
+        ub = o;
+    }
+    return a;
+}
+
 /* Scratch the MSM still has to allocate for window c with g windows per group (slots already
  * large enough cost nothing; CUB's temporary storage is estimated at 8 bytes per key). */
 template <class F>
-static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W)
+static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W, bool aff)
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = sizeof(d_xyzz<F>);
     const size_t pieces = 2 * (m / range_len<F>(m) + 1);   /* head and tail per range */
-    const struct { enum gpu_slot s; size_t bytes; } need[] = {
+    struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
+        {SL_AFF_PTS0, 0}, {SL_AFF_PTS1, 0}, {SL_AFF_PRE, 0}, {SL_AFF_CNT, 0}, {SL_AFF_CUB, 0},
     };
+    const aff_plan ap = aff ? aff_rounds<F>(ctx, m, nb) : aff_plan{};
+    if (ap.rounds) {
+        const size_t A = sizeof(d_aff<F>);
+        need[11].bytes = ap.out[0] * A;
+        need[12].bytes = ap.rounds > 1 ? ap.out[1] * A : 0;
+        need[13].bytes = ap.out[0] * sizeof(F);
+        need[14].bytes = 2 * nb * 4;
+        need[15].bytes = nb * 4 + ((size_t)1 << 20);   /* scan storage, estimated */
+    }
     size_t extra = 0;
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;   /* regrown whole */
@@ -603,14 +797,15 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
  * CUZK_GPU_MSM_MEM_CAP=bytes caps the free memory seen here (test hook). */
 template <class F>
 static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_out, unsigned *g_out,
-                    struct cuzk_error *err)
+                    bool *aff_out, struct cuzk_error *err)
 {
     unsigned c, W;
     msm_window(n, &c, &W);
     unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
     if (g > W) g = W;
     /* steady state: the scratch of an earlier MSM of this size is already there */
-    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W) : 0;
+    bool aff = true;
+    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff) : 0;
     size_t fr = 0, tot = 0;
     if (extra) {
         int rc = gpu_mem_info(ctx, &fr, &tot, err);
@@ -624,7 +819,9 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
     const size_t avail = fr > margin ? fr - margin : 0;
     while (extra > avail) {
-        if (g > 1) {
+        if (aff && aff_rounds<F>(ctx, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
+            aff = false;   /* the batch-affine rounds' buffers go first */
+        } else if (g > 1) {
             g = (g + 1) / 2;
         } else if (c > 8) {
             c--;
@@ -632,13 +829,66 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         } else {
             break;   /* the allocations report the shortage with sizes */
         }
-        extra = msm_extra_bytes<F>(ctx, n, c, g, W);
+        extra = msm_extra_bytes<F>(ctx, n, c, g, W, aff);
     }
+    *aff_out = aff;
     *c_out = c;
     *W_out = W;
     *g_out = g;
     ctx->msm_last_c = c;
     ctx->msm_last_g = g;
+    ctx->msm_last_aff = 0;   /* set by the first window group */
+    return CUZK_OK;
+}
+
+/* R batch-affine rounds over the sorted list (keys sk, values sv; bounds and *d_valid from
+ * k_bounds): writes the reduced list's points (slot AFF_PTS0/1), keys (alternating between
+ * kalt and sk), identity values (valt) and its bounds and length in place. */
+template <class F>
+static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint32_t nbg, uint32_t *sk,
+                      uint32_t *kalt, const uint32_t *sv, uint32_t *valt, const d_aff<F> *bases,
+                      uint32_t *bstart, uint32_t *bend, uint32_t *d_valid, cudaStream_t st,
+                      const d_aff<F> **pts_out, const uint32_t **keys_out, struct cuzk_error *err)
+{
+    void *pts[2] = {NULL, NULL}, *pre, *cnt, *cubt;
+    int rc = gpu_scratch(ctx, SL_AFF_PTS0, ap.out[0] * sizeof(d_aff<F>), &pts[0], err);
+    if (!rc && ap.rounds > 1) rc = gpu_scratch(ctx, SL_AFF_PTS1, ap.out[1] * sizeof(d_aff<F>), &pts[1], err);
+    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PRE, ap.out[0] * sizeof(F), &pre, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_AFF_CNT, (size_t)nbg * 8, &cnt, err);
+    if (rc) return rc;
+    uint32_t *d_cnt = (uint32_t *)cnt, *d_ost = d_cnt + nbg;
+    size_t scan_bytes = 0;
+    CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, d_cnt, d_ost, (int)nbg, st));
+    rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
+    if (rc) return rc;
+    const unsigned TB = 256;
+    uint32_t *kin = sk, *kout = kalt;
+    const d_aff<F> *pin = bases;
+    size_t vin_ub = mg;
+    for (unsigned r = 0; r < ap.rounds; r++) {
+        k_aff_count<<<gpu_div_up(nbg, TB), TB, 0, st>>>(d_cnt, bstart, bend, nbg);
+        CK_LAUNCH();
+        size_t sb = scan_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(cubt, sb, d_cnt, d_ost, (int)nbg, st));
+        k_aff_src<<<gpu_div_up(vin_ub, TB), TB, 0, st>>>(valt, kout, kin, bstart, d_ost, d_valid);
+        CK_LAUNCH();
+        k_aff_bounds<<<gpu_div_up(nbg, TB), TB, 0, st>>>(bstart, bend, d_valid, d_cnt, d_ost, nbg);
+        CK_LAUNCH();
+        d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
+        const uint32_t T = ap.thr[r];
+        if (r == 0)
+            k_aff_round<F, true><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, pin, sv, d_valid, T);
+        else
+            k_aff_round<F, false><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, pin, NULL, d_valid, T);
+        CK_LAUNCH();
+        pin = pout;
+        uint32_t *tk = kin;
+        kin = kout;
+        kout = tk;
+        vin_ub = ap.out[r];
+    }
+    *pts_out = pin;
+    *keys_out = kin;
     return CUZK_OK;
 }
 
@@ -650,7 +900,8 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
     constexpr int BS = blk<F>::BS;
     if (n >= 0x7fffffffu) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %zu points (max 2^31-1)", n);
     unsigned c, W, g;
-    int rc = msm_plan<F>(ctx, n, &c, &W, &g, err);
+    bool aff_ok;
+    int rc = msm_plan<F>(ctx, n, &c, &W, &g, &aff_ok, err);
     if (rc) return rc;
     const uint32_t B = 1u << (c - 1);
     uint32_t m = (uint32_t)((size_t)g * n);
@@ -713,9 +964,19 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         CK(cudaMemsetAsync(d_total, 0, 8, st));   /* valid count and heavy count */
         k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * B);
         CK_LAUNCH();
+        const d_aff<F> *abases = bases;
+        const uint32_t *akeys = sk, *avals = sv;
+        const aff_plan ap = aff_ok ? aff_rounds<F>(ctx, mg, nbg) : aff_plan{};
+        if (w0 == 0) ctx->msm_last_aff = ap.rounds;
+        if (ap.rounds) {
+            rc = aff_reduce<F>(ctx, ap, mg, nbg, sk, dk.Alternate(), sv, dv.Alternate(), bases, (uint32_t *)bstart,
+                               (uint32_t *)bend, d_total, st, &abases, &akeys, err);
+            if (rc) return rc;
+            avals = dv.Alternate();
+        }
         d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
         size_t nt = (size_t)mg / L + 1;
-        launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, sk, sv, bases, d_total, L);
+        launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, akeys, avals, abases, d_total, L);
         CK_LAUNCH();
         if (red_inline())
             k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,

@@ -99,10 +99,45 @@ template <class P> static int check_redc(const char *name, int count)
     return bad;
 }
 
+/* f_inv_rows against GMP: for a = x R (Montgomery form), x^-1 R = R^2 / a mod p; 0 -> 0. */
+template <class P> static int check_inv(const char *name, int count)
+{
+    const int N = P::N;
+    mpz_t p, rinv, a, r, e, r2;
+    mpz_inits(p, rinv, a, r, e, r2, NULL);
+    uint32_t av[16], rv[16];
+    modulus<P>(p, rinv);
+    mpz_set_ui(r2, 1);
+    mpz_mul_2exp(r2, r2, 64 * N);
+    mpz_mod(r2, r2, p);
+    int bad = 0;
+    for (int t = 0; t < count && bad < 5; t++) {
+        gen<P>(av, t % 4);
+        f_inv_rows<P>(rv, av);
+        mpz_import(a, N, -1, 4, 0, 0, av);
+        mpz_import(r, N, -1, 4, 0, 0, rv);
+        if (mpz_sgn(a) == 0) {
+            mpz_set_ui(e, 0);
+        } else {
+            mpz_invert(e, a, p);
+            mpz_mul(e, e, r2);
+            mpz_mod(e, e, p);
+        }
+        if (mpz_cmp(e, r)) {
+            gmp_printf("%s inv: a %Zx: got %Zx expected %Zx\n", name, a, r, e);
+            bad++;
+        }
+    }
+    mpz_clears(p, rinv, a, r, e, r2, NULL);
+    printf("%s: %d inversions, %d wrong\n", name, count, bad);
+    return bad;
+}
+
 int main(void)
 {
     int failed = (check<fp_params>("fp", 200000) != 0) + (check<fr_params>("fr", 200000) != 0) +
-                 (check_redc<fp_params>("fp", 100000) != 0) + (check_redc<fr_params>("fr", 100000) != 0);
-    printf("%d passed, %d failed\n", 4 - failed, failed);
+                 (check_redc<fp_params>("fp", 100000) != 0) + (check_redc<fr_params>("fr", 100000) != 0) +
+                 (check_inv<fp_params>("fp", 2000) != 0) + (check_inv<fr_params>("fr", 2000) != 0);
+    printf("%d passed, %d failed\n", 6 - failed, failed);
     return failed ? 1 : 0;
 }

@@ -49,6 +49,29 @@ static void check_g1(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind, bool 
     free(s);
 }
 
+/* Bases drawn from `distinct` points (plus some at infinity), so that buckets hold the same
+ * point twice (doubling), a point and its negation (cancellation) and infinity. */
+static void check_g1_dup(struct gpu_ctx *ctx, size_t n, size_t distinct, enum scalar_kind kind)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    g1_aff_t *q = malloc(distinct * sizeof *q), *p = malloc(n * sizeof *p);
+    fr_t *s = malloc(n * sizeof *s);
+    rand_g1s(q, distinct);
+    for (size_t i = 0; i < n; i++) p[i] = q[cuzk_rng_u64(test_rng()) % distinct];
+    for (size_t i = 0; i < n; i += 97) memset(&p[i], 0, sizeof p[0]);
+    make_scalars(s, n, kind);
+    g1_jac_t ref, got;
+    ASSERT_OK(g1_msm(&ref, p, s, n, pool_default(), err), err);
+    ASSERT_OK(gpu_g1_msm(ctx, &got, p, s, n, err), err);
+    g1_aff_t ra, ga;
+    g1_jac_to_aff(&ra, &ref);
+    g1_jac_to_aff(&ga, &got);
+    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 MSM n=%zu from %zu points kind=%d differs", n, distinct, (int)kind);
+    free(q);
+    free(p);
+    free(s);
+}
+
 static void check_g2(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind)
 {
     struct cuzk_error err_s, *err = &err_s;
@@ -204,4 +227,47 @@ TEST(msm_plan_shrinks_to_fit_memory)
         gpu_ctx_free(ctx);
     }
     unsetenv("CUZK_GPU_MSM_MEM_CAP");
+}
+
+/* Batch-affine rounds (k_aff_round) forced on small MSMs: few pairs per thread (so every
+ * thread's chain of prefix products and its inversion are exercised), several rounds, and
+ * the cases a pair can hit: P + Q, P + P, P + (-P), infinity on either side, odd runs. Each
+ * check also asserts that the rounds ran. */
+TEST(msm_batch_affine_rounds_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const char *minpt[] = {"2", "7"};
+    for (int k = 0; k < 2; k++) {
+        setenv("CUZK_GPU_MSM_AFF", k ? "2" : "3", 1);
+        setenv("CUZK_GPU_MSM_AFF2", k ? "1" : "2", 1);
+        setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k], 1);
+        const size_t ns[] = {1000, 4097, 65537};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            check_g1(ctx, ns[i], SC_RANDOM, i % 2 == 0);
+            ASSERT_MSG(gpu_ctx_msm_aff_rounds(ctx) > 0, "n=%zu: no batch-affine round ran", ns[i]);
+        }
+        check_g1(ctx, 20000, SC_ONE, false);    /* one bucket of 20000 entries */
+        ASSERT(gpu_ctx_msm_aff_rounds(ctx) > 0);
+        check_g1(ctx, 20000, SC_MIXED01, true);
+        check_g1(ctx, 20000, SC_EDGE, false);
+        ASSERT(gpu_ctx_msm_aff_rounds(ctx) > 0);
+        check_g1_dup(ctx, 30000, 3, SC_EDGE);   /* same point, same and opposite signs */
+        ASSERT(gpu_ctx_msm_aff_rounds(ctx) > 0);
+        check_g1_dup(ctx, 30000, 50, SC_RANDOM);
+        check_g1_dup(ctx, 5000, 1, SC_ONE);     /* one point 5000 times: doublings all the way */
+        ASSERT(gpu_ctx_msm_aff_rounds(ctx) > 0);
+        check_g2(ctx, 4097, SC_RANDOM);
+        ASSERT_MSG(gpu_ctx_msm_aff_rounds(ctx) > 0, "G2: no batch-affine round ran");
+        check_g2(ctx, 3000, SC_EDGE);
+        check_g2(ctx, 3000, SC_ONE);
+    }
+    /* and off again: no round runs */
+    setenv("CUZK_GPU_MSM_AFF", "0", 1);
+    setenv("CUZK_GPU_MSM_AFF2", "0", 1);
+    check_g1(ctx, 4097, SC_RANDOM, false);
+    ASSERT(gpu_ctx_msm_aff_rounds(ctx) == 0);
+    unsetenv("CUZK_GPU_MSM_AFF");
+    unsetenv("CUZK_GPU_MSM_AFF2");
+    unsetenv("CUZK_GPU_MSM_AFF_MINPT");
+    gpu_ctx_free(ctx);
 }
