@@ -192,19 +192,25 @@ __global__ void k_aff_count(uint32_t *cnt, const uint32_t *bstart, const uint32_
     if (b < nb) cnt[b] = (bend[b] - bstart[b] + 1) >> 1;
 }
 
-/* For each entry p at an even offset of its run: output o = ost[b] + off / 2 takes p (and
- * p + 1 unless p is the run's last entry: bit 31 of src marks a single). */
-__global__ void k_aff_src(uint32_t *src, uint32_t *kout, const uint32_t *kin, const uint32_t *bstart,
-                          const uint32_t *ost, const uint32_t *vin)
+/* For each entry p at an even offset of its run: output o = ost[b] + off / 2 adds the points
+ * of entries p and p + 1 (none when p is the run's last entry). pair[o] holds their values
+ * (point index | sign << 31; vin == NULL: the entry's position, i.e. the previous round's
+ * output, unsigned), so the round kernel reaches its points with one dependent load. */
+#define AFF_NONE 0xffffffffu
+__global__ void k_aff_src(uint2 *pair, uint32_t *kout, const uint32_t *kin, const uint32_t *vin,
+                          const uint32_t *bstart, const uint32_t *ost, const uint32_t *vcount)
 {
     uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t V = *vin;
+    const uint32_t V = *vcount;
     if (p >= V) return;
     const uint32_t b = kin[p], off = p - bstart[b];
     if (off & 1) return;
     const uint32_t o = ost[b] + (off >> 1);
     const bool single = p + 1 >= V || kin[p + 1] != b;
-    src[o] = p | (single ? 0x80000000u : 0u);
+    uint2 pr;
+    pr.x = vin ? vin[p] : p;
+    pr.y = single ? AFF_NONE : vin ? vin[p + 1] : p + 1;
+    pair[o] = pr;
     kout[o] = b;
 }
 
@@ -220,18 +226,12 @@ __global__ void k_aff_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *vout, c
     if (b == nb - 1) *vout = ost[b] + cnt[b];
 }
 
-/* Point at entry p: the first round gathers bases[index] with the digit's sign, later rounds
- * read the previous round's points. */
-template <class F, bool FIRST>
-__device__ __forceinline__ d_aff<F> aff_load(const d_aff<F> *pin, const uint32_t *vals, uint32_t p)
+/* Point of value v (index | sign << 31). */
+template <class F> __device__ __forceinline__ d_aff<F> aff_load(const d_aff<F> *pin, uint32_t v)
 {
-    if (FIRST) {
-        const uint32_t v = vals[p];
-        d_aff<F> q = ld_vec(&pin[v & 0x7fffffffu]);
-        if (v >> 31) q.y = f_neg(q.y);
-        return q;
-    }
-    return ld_vec(&pin[p]);
+    d_aff<F> q = ld_vec(&pin[v & 0x7fffffffu]);
+    if (v >> 31) q.y = f_neg(q.y);
+    return q;
 }
 
 enum { AK_KEEP1 = 0, AK_KEEP2 = 1, AK_ADD = 2, AK_DBL = 3, AK_INF = 4 };
@@ -255,32 +255,43 @@ __device__ __forceinline__ int aff_kind(F &d, const d_aff<F> &p1, const d_aff<F>
     return AK_INF;   /* P + (-P) */
 }
 
-template <class F, bool FIRST>
-__global__ void __launch_bounds__(128) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *src, const d_aff<F> *pin,
-                                                   const uint32_t *vals, const uint32_t *vcount, uint32_t T)
+/* The denominator from the x coordinates alone (half the bytes: the forward pass needs
+ * nothing else unless x1 == x2 or an x is 0, which may be infinity). */
+template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, uint2 pr)
+{
+    if (pr.y == AFF_NONE) return field_traits<F>::one();
+    const F x1 = ld_vec(&pin[pr.x & 0x7fffffffu].x), x2 = ld_vec(&pin[pr.y & 0x7fffffffu].x);
+    F d = x2 - x1;
+    if (f_is_zero(d) || f_is_zero(x1) || f_is_zero(x2)) aff_kind(d, aff_load(pin, pr.x), aff_load(pin, pr.y), false);
+    return d;
+}
+
+template <class F, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
+                                                         const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t V = *vcount;
     if (t >= T || t >= V) return;
     const uint32_t M = (V - 1 - t) / T + 1;
     F acc = field_traits<F>::one();
+    uint2 nx = pair[t];
     for (uint32_t k = 0; k < M; k++) {
-        const uint32_t o = t + k * T, sv = src[o], p = sv & 0x7fffffffu;
-        const bool single = sv >> 31;
-        d_aff<F> p1 = aff_load<F, FIRST>(pin, vals, p), p2;
-        if (!single) p2 = aff_load<F, FIRST>(pin, vals, p + 1);
-        else p2 = p1;
-        F d;
-        aff_kind(d, p1, p2, single);
-        acc = acc * d;
+        const uint32_t o = t + k * T;
+        const uint2 pr = nx;
+        if (k + 1 < M) nx = pair[o + T];   /* the next pair's indices while this one loads */
+        acc = acc * aff_denom(pin, pr);
         st_vec(&pre[o], acc);
     }
     F inv = f_inv(acc);
+    nx = pair[t + (M - 1) * T];
     for (int k = (int)M - 1; k >= 0; k--) {
-        const uint32_t o = t + (uint32_t)k * T, sv = src[o], p = sv & 0x7fffffffu;
-        const bool single = sv >> 31;
-        d_aff<F> p1 = aff_load<F, FIRST>(pin, vals, p), p2;
-        if (!single) p2 = aff_load<F, FIRST>(pin, vals, p + 1);
+        const uint32_t o = t + (uint32_t)k * T;
+        const uint2 pr = nx;
+        if (k > 0) nx = pair[o - T];
+        const bool single = pr.y == AFF_NONE;
+        d_aff<F> p1 = aff_load(pin, pr.x), p2;
+        if (!single) p2 = aff_load(pin, pr.y);
         else p2 = p1;
         F d;
         const int kind = aff_kind(d, p1, p2, single);
@@ -310,7 +321,7 @@ __global__ void __launch_bounds__(128) k_aff_round(d_aff<F> *pout, F *pre, uint3
             r.y = field_traits<F>::zero();
         }
         st_vec(&pout[o], r);
-        src[o] = o;   /* identity values for the accumulation over pout */
+        vout[o] = o;   /* identity values for the accumulation over pout */
     }
 }
 
@@ -720,13 +731,13 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
  * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G2); a round runs only while its
  * outputs give every thread at least CUZK_GPU_MSM_AFF_MINPT pairs (default 128, so that
  * one inversion per thread stays cheap) on at least 256 threads; threads per round are
- * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 256), outputs / MINPT). Read at every MSM (the
+ * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
 #ifndef CZ_AFF_G1
 #define CZ_AFF_G1 2
 #endif
 #ifndef CZ_AFF_G2
-#define CZ_AFF_G2 0
+#define CZ_AFF_G2 3
 #endif
 struct aff_plan {
     unsigned rounds;
@@ -739,14 +750,18 @@ static int env_int(const char *name, int dflt, int lo, int hi)
     int x = e && e[0] ? atoi(e) : dflt;
     return x >= lo && x <= hi ? x : dflt;
 }
-template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t m, size_t nb)
+template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t n, size_t m, size_t nb)
 {
     aff_plan a;
     memset(&a, 0, sizeof a);
     const bool g2 = sizeof(F) > 48;
+    /* H200: G1 2^20 12.7 -> 13.2 ms with one round, 2^22 35.2 -> 32.5 ms with two */
+    if (n < (size_t)env_int("CUZK_GPU_MSM_AFF_MIN_N", g2 ? 1 << 20 : 1 << 21, 0, 1 << 30)) return a;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", g2 ? CZ_AFF_G2 : CZ_AFF_G1, 0, 8);
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
-    const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) * (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", 256, 32, 4096);
+    /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
+    const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
+                        (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
     size_t ub = m;
     while (a.rounds < R) {
         /* sum over buckets of ceil(len / 2) <= (entries + non-empty buckets) / 2 */
@@ -774,9 +789,9 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
-        {SL_AFF_PTS0, 0}, {SL_AFF_PTS1, 0}, {SL_AFF_PRE, 0}, {SL_AFF_CNT, 0}, {SL_AFF_CUB, 0},
+        {SL_AFF_PTS0, 0}, {SL_AFF_PTS1, 0}, {SL_AFF_PRE, 0}, {SL_AFF_CNT, 0}, {SL_AFF_CUB, 0}, {SL_AFF_PAIR, 0},
     };
-    const aff_plan ap = aff ? aff_rounds<F>(ctx, m, nb) : aff_plan{};
+    const aff_plan ap = aff ? aff_rounds<F>(ctx, n, m, nb) : aff_plan{};
     if (ap.rounds) {
         const size_t A = sizeof(d_aff<F>);
         need[11].bytes = ap.out[0] * A;
@@ -784,6 +799,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         need[13].bytes = ap.out[0] * sizeof(F);
         need[14].bytes = 2 * nb * 4;
         need[15].bytes = nb * 4 + ((size_t)1 << 20);   /* scan storage, estimated */
+        need[16].bytes = ap.out[0] * 8;
     }
     size_t extra = 0;
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
@@ -819,7 +835,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
     const size_t avail = fr > margin ? fr - margin : 0;
     while (extra > avail) {
-        if (aff && aff_rounds<F>(ctx, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
+        if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
             aff = false;   /* the batch-affine rounds' buffers go first */
         } else if (g > 1) {
             g = (g + 1) / 2;
@@ -855,6 +871,8 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     if (!rc && ap.rounds > 1) rc = gpu_scratch(ctx, SL_AFF_PTS1, ap.out[1] * sizeof(d_aff<F>), &pts[1], err);
     if (!rc) rc = gpu_scratch(ctx, SL_AFF_PRE, ap.out[0] * sizeof(F), &pre, err);
     if (!rc) rc = gpu_scratch(ctx, SL_AFF_CNT, (size_t)nbg * 8, &cnt, err);
+    void *pairs = NULL;
+    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PAIR, ap.out[0] * sizeof(uint2), &pairs, err);
     if (rc) return rc;
     uint32_t *d_cnt = (uint32_t *)cnt, *d_ost = d_cnt + nbg;
     size_t scan_bytes = 0;
@@ -870,16 +888,14 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         CK_LAUNCH();
         size_t sb = scan_bytes;
         CK(cub::DeviceScan::ExclusiveSum(cubt, sb, d_cnt, d_ost, (int)nbg, st));
-        k_aff_src<<<gpu_div_up(vin_ub, TB), TB, 0, st>>>(valt, kout, kin, bstart, d_ost, d_valid);
+        k_aff_src<<<gpu_div_up(vin_ub, TB), TB, 0, st>>>((uint2 *)pairs, kout, kin, r == 0 ? sv : NULL, bstart, d_ost, d_valid);
         CK_LAUNCH();
         k_aff_bounds<<<gpu_div_up(nbg, TB), TB, 0, st>>>(bstart, bend, d_valid, d_cnt, d_ost, nbg);
         CK_LAUNCH();
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
         const uint32_t T = ap.thr[r];
-        if (r == 0)
-            k_aff_round<F, true><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, pin, sv, d_valid, T);
-        else
-            k_aff_round<F, false><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, pin, NULL, d_valid, T);
+        /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255 */
+        k_aff_round<F, sizeof(F) == 48 ? 4 : 1><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;
@@ -966,7 +982,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
         CK_LAUNCH();
         const d_aff<F> *abases = bases;
         const uint32_t *akeys = sk, *avals = sv;
-        const aff_plan ap = aff_ok ? aff_rounds<F>(ctx, mg, nbg) : aff_plan{};
+        const aff_plan ap = aff_ok ? aff_rounds<F>(ctx, n, mg, nbg) : aff_plan{};
         if (w0 == 0) ctx->msm_last_aff = ap.rounds;
         if (ap.rounds) {
             rc = aff_reduce<F>(ctx, ap, mg, nbg, sk, dk.Alternate(), sv, dv.Alternate(), bases, (uint32_t *)bstart,
