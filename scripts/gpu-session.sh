@@ -4,7 +4,8 @@
 #   BUILD   build folder made here with `make gpu BUILD=... GPU_ARCHS=...` (carried) or there
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
-#           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune
+#           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
+#           final | csweep | sanitize
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -161,6 +162,24 @@ for step in "$@"; do
         # threads per SM and minimum pairs per thread of the batch-affine rounds (G1)
         run_step aff_tps 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 27 --reps 3 --vary CUZK_GPU_MSM_AFF_TPS=${TPS:-128,256,512}
         run_step aff_minpt 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 22 --reps 3 --vary CUZK_GPU_MSM_AFF_MINPT=${MINPT:-32,128,512} ;;
+    final)
+        # the MSM's last step (Horner over the window sums) on the CPU (1, default) or in one
+        # GPU thread (0), side by side in one process
+        run_step msm_final 300 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1
+        run_step msm_g2_final 300 "$BENCH" gpu-msm --g 2 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1 ;;
+    csweep)
+        # window bits with the batch-affine rounds on (G1 at the prover's sizes, G2 at 2^24)
+        run_step msm_csweep 400 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 3 --vary CUZK_GPU_MSM_C=${CS:-20,21,22,23}
+        run_step msm_g2_csweep 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 3 --vary CUZK_GPU_MSM_C=${CS2:-18,19,20,21} ;;
+    sanitize)
+        # compute-sanitizer over the prover tests: invalid accesses and CUDA API errors with
+        # their host backtraces
+        if command -v compute-sanitizer > /dev/null; then
+            run_step sanitize_prove 400 compute-sanitizer --tool memcheck --show-backtrace host "$B/tests/gpu/test_prove"
+            note "sanitize: $(grep -cE 'Program hit|Invalid' "$OUT/sanitize_prove.log") findings"
+        else
+            note "sanitize: no compute-sanitizer"
+        fi ;;
     *) note "unknown step $step" ;;
     esac
 done

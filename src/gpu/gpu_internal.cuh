@@ -125,13 +125,14 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
                       struct cuzk_error *err);
 
-/* ---- MSM and sums (msm.cu); all on stream st; out is a device Jacobian point ----
- * idx (nullable): point index of scalar i (else i). extra (nullable): device XYZZ point
- * added to the result. */
-int gpu_g1_msm_dev(struct gpu_ctx *ctx, d_jac<dfp> *out, const g1a_d *bases,
+/* ---- MSM and sums (msm.cu); all on stream st ----
+ * The MSMs write out (host memory) and return with st synchronised: the last step, the
+ * Horner pass over the window sums, runs on the CPU. idx (nullable): point index of scalar i
+ * (else i). extra (nullable): device XYZZ point added to the result. */
+int gpu_g1_msm_dev(struct gpu_ctx *ctx, g1_jac_t *out, const g1a_d *bases,
                    const dfr *scalars, const uint32_t *idx, size_t n, const g1x_d *extra,
                    cudaStream_t st, struct cuzk_error *err);
-int gpu_g2_msm_dev(struct gpu_ctx *ctx, d_jac<dfp2> *out, const g2a_d *bases,
+int gpu_g2_msm_dev(struct gpu_ctx *ctx, g2_jac_t *out, const g2a_d *bases,
                    const dfr *scalars, const uint32_t *idx, size_t n, const g2x_d *extra,
                    cudaStream_t st, struct cuzk_error *err);
 /* out (device XYZZ) = sum of bases[i] with bit i of the u32 bitmap set. */
@@ -141,12 +142,6 @@ int gpu_g1_sum_bitmap_dev(struct gpu_ctx *ctx, g1x_d *out, const g1a_d *bases,
 int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
                           const uint32_t *bitmap, size_t n, cudaStream_t st,
                           struct cuzk_error *err);
-/* Device XYZZ -> device Jacobian. */
-int gpu_g1_xyzz_to_jac_dev(d_jac<dfp> *out, const g1x_d *in, cudaStream_t st,
-                           struct cuzk_error *err);
-int gpu_g2_xyzz_to_jac_dev(d_jac<dfp2> *out, const g2x_d *in, cudaStream_t st,
-                           struct cuzk_error *err);
-
 /* ---- SpMV (spmv.cu): out = M . w for the resident shape's matrix m (0 = A, 1 = B, 2 = C) */
 int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
                  struct cuzk_error *err);

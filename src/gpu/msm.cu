@@ -33,12 +33,14 @@
 #define CZ_ACC2_DEFAULT 2   /* H200: G2 2^22 MSM 207 -> 150 ms inlined; 2^24 575 -> 458 ms
                               * without the prefetch, with uniform ranges */
 #endif
-static int env_variant(const char *name, int dflt, int max)
+/* Integer switch from the environment; dflt when unset or outside [lo, hi]. */
+static int env_int(const char *name, int dflt, int lo, int hi)
 {
     const char *e = getenv(name);
     int x = e && e[0] ? atoi(e) : dflt;
-    return x >= 0 && x <= max ? x : dflt;
+    return x >= lo && x <= hi ? x : dflt;
 }
+static int env_variant(const char *name, int dflt, int max) { return env_int(name, dflt, 0, max); }
 static int acc_variant(void)
 {
     static int v = -1;
@@ -549,10 +551,10 @@ __global__ void k_win_fix(d_xyzz<F> *win, const d_xyzz<F> *t, unsigned lgk, uint
     win[w] = y;
 }
 
-/* Horner over windows (top first), plus the optional extra point. */
+/* Horner over windows (top first), plus the optional extra point, on one GPU thread: the
+ * comparison path of CUZK_GPU_MSM_HOST_FINAL=0 (host_final below is the default). */
 template <class F>
-__global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win, uint32_t W,
-                        uint32_t c, const d_xyzz<F> *extra)
+__global__ void k_final(d_jac<F> *out, const d_xyzz<F> *win, uint32_t W, uint32_t c, const d_xyzz<F> *extra)
 {
     if (blockIdx.x || threadIdx.x) return;
     d_xyzz<F> r;
@@ -563,8 +565,7 @@ __global__ void k_final(d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_xyzz<F> *win
         xyzz_add(r, win[w]);
     }
     if (extra) xyzz_add(r, *extra);
-    if (out_xyzz) *out_xyzz = r;
-    if (out) *out = xyzz_to_jac(r);
+    *out = xyzz_to_jac(r);
 }
 
 template <class F, bool INL, int MINB, bool PF>
@@ -744,12 +745,6 @@ struct aff_plan {
     size_t out[8];       /* upper bound on each round's outputs */
     uint32_t thr[8];     /* threads of each round */
 };
-static int env_int(const char *name, int dflt, int lo, int hi)
-{
-    const char *e = getenv(name);
-    int x = e && e[0] ? atoi(e) : dflt;
-    return x >= lo && x <= hi ? x : dflt;
-}
 template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t n, size_t m, size_t nb)
 {
     aff_plan a;
@@ -784,23 +779,19 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = sizeof(d_xyzz<F>);
     const size_t pieces = 2 * (m / range_len<F>(m) + 1);   /* head and tail per range */
-    struct { enum gpu_slot s; size_t bytes; } need[] = {
+    /* batch-affine rounds (aff_reduce): points of rounds 1 and 2, prefix products, pairs,
+     * bucket counts + offsets, scan storage (estimated) */
+    const aff_plan ap = aff ? aff_rounds<F>(ctx, n, m, nb) : aff_plan{};
+    const size_t o1 = ap.rounds ? ap.out[0] : 0, o2 = ap.rounds > 1 ? ap.out[1] : 0;
+    const size_t ab = ap.rounds ? nb * 4 : 0;
+    const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
-        {SL_AFF_PTS0, 0}, {SL_AFF_PTS1, 0}, {SL_AFF_PRE, 0}, {SL_AFF_CNT, 0}, {SL_AFF_CUB, 0}, {SL_AFF_PAIR, 0},
+        {SL_AFF_PTS0, o1 * sizeof(d_aff<F>)}, {SL_AFF_PTS1, o2 * sizeof(d_aff<F>)}, {SL_AFF_PRE, o1 * sizeof(F)},
+        {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? ab + ((size_t)1 << 20) : 0},
     };
-    const aff_plan ap = aff ? aff_rounds<F>(ctx, n, m, nb) : aff_plan{};
-    if (ap.rounds) {
-        const size_t A = sizeof(d_aff<F>);
-        need[11].bytes = ap.out[0] * A;
-        need[12].bytes = ap.rounds > 1 ? ap.out[1] * A : 0;
-        need[13].bytes = ap.out[0] * sizeof(F);
-        need[14].bytes = 2 * nb * 4;
-        need[15].bytes = nb * 4 + ((size_t)1 << 20);   /* scan storage, estimated */
-        need[16].bytes = ap.out[0] * 8;
-    }
     size_t extra = 0;
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;   /* regrown whole */
@@ -908,8 +899,75 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     return CUZK_OK;
 }
 
+/* ---- the last step of an MSM on the CPU ----
+ * Combining the W window sums is a chain of (W - 1) c dependent doublings (~240-260) that no
+ * number of GPU threads shortens. One GPU thread runs it at ~10 us per G1 doubling (each
+ * product a dependent carry chain, no other warp to hide it): 2.6 ms of a 2^24 G1 MSM and
+ * more for G2. A CPU core does a doubling in ~0.25 us, so the window sums (W points, 2.5 KiB
+ * for G1) come back to the host and the Horner pass runs there (Yrrid and Matter Labs finish
+ * their ZPrize MSMs on the host for the same reason). host_grp maps a device group onto the
+ * CPU library's XYZZ functions; the layouts are the same bytes. */
+template <class F> struct host_grp;
+template <> struct host_grp<dfp> {
+    typedef g1_xyzz_t X;
+    typedef g1_jac_t J;
+    static bool is_inf(const X *p) { return fp_is_zero(&p->zz); }
+    static void set_inf(X *p) { g1_xyzz_set_inf(p); }
+    static void dbl(X *p) { g1_xyzz_dbl(p, p); }
+    static void add(X *p, const X *q) { g1_xyzz_add(p, p, q); }
+    static void to_jac(J *o, const X *p) { g1_xyzz_to_jac(o, p); }
+};
+template <> struct host_grp<dfp2> {
+    typedef g2_xyzz_t X;
+    typedef g2_jac_t J;
+    static bool is_inf(const X *p) { return fp2_is_zero(&p->zz); }
+    static void set_inf(X *p) { g2_xyzz_set_inf(p); }
+    static void dbl(X *p) { g2_xyzz_dbl(p, p); }
+    static void add(X *p, const X *q) { g2_xyzz_add(p, p, q); }
+    static void to_jac(J *o, const X *p) { g2_xyzz_to_jac(o, p); }
+};
+static_assert(sizeof(g1_xyzz_t) == sizeof(d_xyzz<dfp>) && sizeof(g2_xyzz_t) == sizeof(d_xyzz<dfp2>), "XYZZ layout");
+static_assert(sizeof(g1_jac_t) == sizeof(d_jac<dfp>) && sizeof(g2_jac_t) == sizeof(d_jac<dfp2>), "Jacobian layout");
+
+/* CUZK_GPU_MSM_HOST_FINAL=0: the one-thread device kernel instead (read at every MSM, so a
+ * test or `gpu-msm --vary` can compare both in one process). */
+static bool host_final(void) { return env_variant("CUZK_GPU_MSM_HOST_FINAL", 1, 1) == 1; }
+
+/* out (host) = sum_w 2^(w c) win[w] + extra; win and extra on the device, stream st. Returns
+ * with st synchronised. */
 template <class F>
-static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, const d_aff<F> *bases,
+static int msm_finish(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_xyzz<F> *win, unsigned W,
+                      unsigned c, const d_xyzz<F> *extra, void *small, cudaStream_t st, struct cuzk_error *err)
+{
+    typedef host_grp<F> H;
+    if (!host_final()) {
+        d_jac<F> *dj = (d_jac<F> *)((char *)small + 2048);   /* past k_bounds' counters */
+        k_final<F><<<1, 1, 0, st>>>(dj, win, W, c, extra);
+        CK_LAUNCH();
+        CK(cudaMemcpyAsync(out, dj, sizeof *out, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        return CUZK_OK;
+    }
+    (void)ctx;
+    typename H::X hw[257];   /* W <= 128 (c >= 2), plus extra */
+    if (W > 256) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %u windows (max 256)", W);
+    if (W) CK(cudaMemcpyAsync(hw, win, W * sizeof hw[0], cudaMemcpyDeviceToHost, st));
+    if (extra) CK(cudaMemcpyAsync(&hw[W], extra, sizeof hw[0], cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    typename H::X r;
+    H::set_inf(&r);
+    for (int w = (int)W - 1; w >= 0; w--) {
+        if (!H::is_inf(&r))
+            for (unsigned i = 0; i < c; i++) H::dbl(&r);
+        H::add(&r, &hw[w]);
+    }
+    if (extra) H::add(&r, &hw[W]);
+    H::to_jac(out, &r);
+    return CUZK_OK;
+}
+
+template <class F>
+static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_aff<F> *bases,
                    const dfr *scalars, const uint32_t *idx, size_t n, const d_xyzz<F> *extra,
                    cudaStream_t st, struct cuzk_error *err)
 {
@@ -1034,9 +1092,7 @@ static int msm_dev(struct gpu_ctx *ctx, d_jac<F> *out, d_xyzz<F> *out_xyzz, cons
             if (rc) return rc;
         }
     }
-    k_final<F><<<1, 1, 0, st>>>(out, out_xyzz, (d_xyzz<F> *)win, n ? W : 0, c, extra);
-    CK_LAUNCH();
-    return CUZK_OK;
+    return msm_finish<F>(ctx, out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
 }
 
 template <class F>
@@ -1058,17 +1114,17 @@ static int sum_bitmap_dev(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     return reduce_groups<F>(ctx, out, (d_xyzz<F> *)part, 1, (uint32_t)T, st, err);
 }
 
-int gpu_g1_msm_dev(struct gpu_ctx *ctx, d_jac<dfp> *out, const g1a_d *bases, const dfr *scalars,
+int gpu_g1_msm_dev(struct gpu_ctx *ctx, g1_jac_t *out, const g1a_d *bases, const dfr *scalars,
                    const uint32_t *idx, size_t n, const g1x_d *extra, cudaStream_t st,
                    struct cuzk_error *err)
 {
-    return msm_dev<dfp>(ctx, out, NULL, bases, scalars, idx, n, extra, st, err);
+    return msm_dev<dfp>(ctx, out, bases, scalars, idx, n, extra, st, err);
 }
-int gpu_g2_msm_dev(struct gpu_ctx *ctx, d_jac<dfp2> *out, const g2a_d *bases, const dfr *scalars,
+int gpu_g2_msm_dev(struct gpu_ctx *ctx, g2_jac_t *out, const g2a_d *bases, const dfr *scalars,
                    const uint32_t *idx, size_t n, const g2x_d *extra, cudaStream_t st,
                    struct cuzk_error *err)
 {
-    return msm_dev<dfp2>(ctx, out, NULL, bases, scalars, idx, n, extra, st, err);
+    return msm_dev<dfp2>(ctx, out, bases, scalars, idx, n, extra, st, err);
 }
 int gpu_g1_sum_bitmap_dev(struct gpu_ctx *ctx, g1x_d *out, const g1a_d *bases,
                           const uint32_t *bitmap, size_t n, cudaStream_t st, struct cuzk_error *err)
@@ -1080,18 +1136,6 @@ int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
 {
     return sum_bitmap_dev<dfp2>(ctx, out, bases, bitmap, n, st, err);
 }
-int gpu_g1_xyzz_to_jac_dev(d_jac<dfp> *out, const g1x_d *in, cudaStream_t st, struct cuzk_error *err)
-{
-    k_to_jac<dfp><<<1, 1, 0, st>>>(out, in);
-    CK_LAUNCH();
-    return CUZK_OK;
-}
-int gpu_g2_xyzz_to_jac_dev(d_jac<dfp2> *out, const g2x_d *in, cudaStream_t st, struct cuzk_error *err)
-{
-    k_to_jac<dfp2><<<1, 1, 0, st>>>(out, in);
-    CK_LAUNCH();
-    return CUZK_OK;
-}
 
 /* ---- host-pointer API ---- */
 
@@ -1102,22 +1146,17 @@ static int msm_host(struct gpu_ctx *ctx, HJ *out, const void *bases, const fr_t 
     static_assert(sizeof(HJ) == sizeof(d_jac<F>), "Jacobian layout");
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
-    void *db, *ds, *dr;
+    void *db, *ds;
     size_t nn = n ? n : 1;
     if (!rc) rc = gpu_scratch(ctx, SL_BENCH0, nn * sizeof(d_aff<F>), &db, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BENCH1, nn * sizeof(fr_t), &ds, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &dr, err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
     if (n) {
         CK(cudaMemcpyAsync(db, bases, n * sizeof(d_aff<F>), cudaMemcpyHostToDevice, st));
         CK(cudaMemcpyAsync(ds, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
     }
-    rc = msm_dev<F>(ctx, (d_jac<F> *)dr, NULL, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
-    if (rc) return rc;
-    CK(cudaMemcpyAsync(out, dr, sizeof(HJ), cudaMemcpyDeviceToHost, st));
-    CK(cudaStreamSynchronize(st));
-    return CUZK_OK;
+    return msm_dev<F>(ctx, out, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
 }
 
 template <class F, class HJ>
@@ -1238,12 +1277,14 @@ static int bench_msm_t(struct gpu_ctx *ctx, size_t n, const void *points, size_t
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
+    /* msm_dev returns after its host-side Horner pass, so e1 (recorded then) covers it */
+    typename host_grp<F>::J res;
     for (int r = -1; r < reps && !rc; r++) {
         CK(cudaEventRecord(e0, st));
         if (density > 0)
             rc = sum_bitmap_dev<F>(ctx, (d_xyzz<F> *)dr, (const d_aff<F> *)db, (const uint32_t *)ds, n, st, err);
         else
-            rc = msm_dev<F>(ctx, (d_jac<F> *)dr, NULL, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
+            rc = msm_dev<F>(ctx, &res, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
         CK(cudaEventRecord(e1, st));
         float f = 0;
         CK(cudaEventSynchronize(e1));

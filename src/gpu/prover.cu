@@ -37,49 +37,65 @@ __global__ void k_gather_tail(uint32_t *tail_idx, dfr *tail_sc, uint32_t *num, c
     if (i == n - 1) *num = pos[i] + flags[i];
 }
 
-/* The split MSM: out = sum over the ones (bitmap sum) + Pippenger over the tail. */
-template <class F>
-static int split_msm(struct gpu_ctx *ctx, d_jac<F> *out, const d_aff<F> *bases, const dfr *w,
-                     const uint32_t *sel, uint32_t off, size_t n, cudaStream_t st,
-                     struct cuzk_error *err)
+/* The 0/1 split of n scalars (scalar i is w[sel[i]], or w[off + i] when sel is NULL): the
+ * ones bitmap and the compacted tail (point index, scalar) of the scalars that are neither 0
+ * nor 1, in scratch slots that the MSMs do not touch, so B_G1 and B_G2 share one split. */
+struct split {
+    void *ones, *tidx, *tsc;
+    size_t n;
+    uint32_t tail;
+};
+
+static int split_scalars(struct gpu_ctx *ctx, struct split *sp, const dfr *w, const uint32_t *sel,
+                         uint32_t off, size_t n, cudaStream_t st, struct cuzk_error *err)
 {
-    void *ones, *flags, *pos, *tidx, *tsc, *extra, *num, *cub;
+    void *flags, *pos, *num, *cub;
     size_t nn = n ? n : 1, words = (n + 31) / 32;
-    int rc = gpu_scratch(ctx, SL_ONES, (words ? words : 1) * 4, &ones, err);
+    sp->n = n;
+    sp->tail = 0;
+    int rc = gpu_scratch(ctx, SL_ONES, (words ? words : 1) * 4, &sp->ones, err);
     if (!rc) rc = gpu_scratch(ctx, SL_FLAGS, nn * 4, &flags, err);
     if (!rc) rc = gpu_scratch(ctx, SL_POS, nn * 4, &pos, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_IDX, nn * 4, &tidx, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_SC, nn * sizeof(fr_t), &tsc, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_EXTRA, 4096, &extra, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_IDX, nn * 4, &sp->tidx, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_TAIL_SC, nn * sizeof(fr_t), &sp->tsc, err);
     if (!rc) rc = gpu_scratch(ctx, SL_NUM, 4096, &num, err);
+    if (rc || !n) return rc;
+    k_split<<<gpu_div_up(words * 32, 256), 256, 0, st>>>((uint32_t *)sp->ones, (uint32_t *)flags, w, sel, off, (uint32_t)n);
+    CK_LAUNCH();
+    size_t bytes = 0;
+    CK(cub::DeviceScan::ExclusiveSum(NULL, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
+    rc = gpu_scratch(ctx, SL_CUB, bytes, &cub, err);
     if (rc) return rc;
-    uint32_t tail = 0;
-    if (n) {
-        k_split<<<gpu_div_up(words * 32, 256), 256, 0, st>>>((uint32_t *)ones, (uint32_t *)flags, w, sel, off, (uint32_t)n);
-        CK_LAUNCH();
-        size_t bytes = 0;
-        CK(cub::DeviceScan::ExclusiveSum(NULL, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
-        rc = gpu_scratch(ctx, SL_CUB, bytes, &cub, err);
-        if (rc) return rc;
-        bytes = ctx->slot_size[SL_CUB];
-        CK(cub::DeviceScan::ExclusiveSum(cub, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
-        k_gather_tail<<<gpu_div_up(n, 256), 256, 0, st>>>((uint32_t *)tidx, (dfr *)tsc, (uint32_t *)num,
-                                                          (uint32_t *)flags, (uint32_t *)pos, w, sel, off, (uint32_t)n);
-        CK_LAUNCH();
-        CK(cudaMemcpyAsync(&tail, num, 4, cudaMemcpyDeviceToHost, st));
-        CK(cudaStreamSynchronize(st));
-    }
+    bytes = ctx->slot_size[SL_CUB];
+    CK(cub::DeviceScan::ExclusiveSum(cub, bytes, (uint32_t *)flags, (uint32_t *)pos, (int)n, st));
+    k_gather_tail<<<gpu_div_up(n, 256), 256, 0, st>>>((uint32_t *)sp->tidx, (dfr *)sp->tsc, (uint32_t *)num,
+                                                      (uint32_t *)flags, (uint32_t *)pos, w, sel, off, (uint32_t)n);
+    CK_LAUNCH();
+    CK(cudaMemcpyAsync(&sp->tail, num, 4, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    return CUZK_OK;
+}
+
+/* out (host g1_jac_t or g2_jac_t) = sum of the bases of the ones (bitmap sum) + Pippenger
+ * over the tail. */
+template <class F>
+static int split_msm(struct gpu_ctx *ctx, void *out, const d_aff<F> *bases, const struct split *sp,
+                     cudaStream_t st, struct cuzk_error *err)
+{
+    void *extra;
+    int rc = gpu_scratch(ctx, SL_EXTRA, 4096, &extra, err);
+    if (rc) return rc;
     d_xyzz<F> *ones_sum = (d_xyzz<F> *)extra;
     if (sizeof(F) == sizeof(dfp))
-        rc = gpu_g1_sum_bitmap_dev(ctx, (g1x_d *)ones_sum, (const g1a_d *)bases, (const uint32_t *)ones, n, st, err);
+        rc = gpu_g1_sum_bitmap_dev(ctx, (g1x_d *)ones_sum, (const g1a_d *)bases, (const uint32_t *)sp->ones, sp->n, st, err);
     else
-        rc = gpu_g2_sum_bitmap_dev(ctx, (g2x_d *)ones_sum, (const g2a_d *)bases, (const uint32_t *)ones, n, st, err);
+        rc = gpu_g2_sum_bitmap_dev(ctx, (g2x_d *)ones_sum, (const g2a_d *)bases, (const uint32_t *)sp->ones, sp->n, st, err);
     if (rc) return rc;
     if (sizeof(F) == sizeof(dfp))
-        return gpu_g1_msm_dev(ctx, (d_jac<dfp> *)out, (const g1a_d *)bases, (const dfr *)tsc,
-                              (const uint32_t *)tidx, tail, (const g1x_d *)ones_sum, st, err);
-    return gpu_g2_msm_dev(ctx, (d_jac<dfp2> *)out, (const g2a_d *)bases, (const dfr *)tsc,
-                          (const uint32_t *)tidx, tail, (const g2x_d *)ones_sum, st, err);
+        return gpu_g1_msm_dev(ctx, (g1_jac_t *)out, (const g1a_d *)bases, (const dfr *)sp->tsc,
+                              (const uint32_t *)sp->tidx, sp->tail, (const g1x_d *)ones_sum, st, err);
+    return gpu_g2_msm_dev(ctx, (g2_jac_t *)out, (const g2a_d *)bases, (const dfr *)sp->tsc,
+                          (const uint32_t *)sp->tidx, sp->tail, (const g2x_d *)ones_sum, st, err);
 }
 
 /* ---- streamed key: a helper thread uploads the five key vectors in proof order (h, l, a,
@@ -313,10 +329,9 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     cudaStream_t st = ctx->st[0];
     uint64_t t0 = cuzk_now_ns();
     size_t nv = (size_t)s->n_inputs + s->n_aux;
-    void *dw, *d[3], *res;
+    void *dw, *d[3];
     rc = gpu_scratch(ctx, SL_W, nv * sizeof(fr_t), &dw, err);
     for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
-    if (!rc) rc = gpu_scratch(ctx, SL_RESULTS, 4096, &res, err);
     if (rc) return rc;
     /* the witness (4 GiB for a 32 GiB PoRep partition): pageable memory is staged in parallel */
     rc = gpu_h2d(ctx, GPU_STAGER_MAIN, dw, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
@@ -336,51 +351,48 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     dt = lap(st, &t0);
     if (t) t->ntt_ns += dt;
 
-    d_jac<dfp> *r1 = (d_jac<dfp> *)res;   /* h, l, a, b_g1 */
-    d_jac<dfp2> *r2 = (d_jac<dfp2> *)((char *)res + 4 * sizeof(d_jac<dfp>));
+    /* each MSM writes its result into out (its last step runs on the CPU) */
     const void *b;
     rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
-    if (!rc) rc = gpu_g1_msm_dev(ctx, &r1[0], (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
+    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_h_ns += dt;
     stream_consumed(sm, 0);
 
-    rc = bases_of(sm, 1, &b, ctx->d_l, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &r1[1], (const g1a_d *)b, (const dfr *)dw, NULL, s->n_inputs, pk->n_l, st, err);
+    struct split sp;
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, NULL, s->n_inputs, pk->n_l, st, err);
+    if (!rc) rc = bases_of(sm, 1, &b, ctx->d_l, wait_ns, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &out->l, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_l_ns += dt;
     stream_consumed(sm, 1);
 
-    rc = bases_of(sm, 2, &b, ctx->d_a, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &r1[2], (const g1a_d *)b, (const dfr *)dw, ctx->d_a_sel, 0, pk->n_a, st, err);
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, ctx->d_a_sel, 0, pk->n_a, st, err);
+    if (!rc) rc = bases_of(sm, 2, &b, ctx->d_a, wait_ns, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &out->a, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_a_ns += dt;
     stream_consumed(sm, 2);
 
-    rc = bases_of(sm, 3, &b, ctx->d_bg1, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &r1[3], (const g1a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    /* B_G1 and B_G2 have the same scalars: one split for both */
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    if (!rc) rc = bases_of(sm, 3, &b, ctx->d_bg1, wait_ns, err);
+    if (!rc) rc = split_msm<dfp>(ctx, &out->b_g1, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g1_ns += dt;
     stream_consumed(sm, 3);
 
     rc = bases_of(sm, 4, &b, ctx->d_bg2, wait_ns, err);
-    if (!rc) rc = split_msm<dfp2>(ctx, r2, (const g2a_d *)b, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    if (!rc) rc = split_msm<dfp2>(ctx, &out->b_g2, (const g2a_d *)b, &sp, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g2_ns += dt;
     stream_consumed(sm, 4);
 
-    static_assert(sizeof(g1_jac_t) == sizeof(d_jac<dfp>), "g1 Jacobian layout");
-    static_assert(sizeof(g2_jac_t) == sizeof(d_jac<dfp2>), "g2 Jacobian layout");
-    CK(cudaMemcpyAsync(&out->h, &r1[0], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(&out->l, &r1[1], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(&out->a, &r1[2], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(&out->b_g1, &r1[3], sizeof(g1_jac_t), cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(&out->b_g2, r2, sizeof(g2_jac_t), cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
 }

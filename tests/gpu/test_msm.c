@@ -30,21 +30,29 @@ static void make_scalars(fr_t *s, size_t n, enum scalar_kind kind)
     }
 }
 
-static void check_g1(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind, bool with_inf)
+/* GPU G1 MSM of (p, s) == CPU g1_msm; distinct = 0: fresh random points, else bases drawn
+ * from that many points. */
+static void compare_g1(struct gpu_ctx *ctx, const g1_aff_t *p, const fr_t *s, size_t n, size_t distinct,
+                       enum scalar_kind kind)
 {
     struct cuzk_error err_s, *err = &err_s;
-    g1_aff_t *p = malloc((n ? n : 1) * sizeof *p);
-    fr_t *s = malloc((n ? n : 1) * sizeof *s);
-    rand_g1s(p, n);
-    if (with_inf && n > 2) memset(&p[n / 2], 0, sizeof p[0]);   /* (0,0) = infinity */
-    make_scalars(s, n, kind);
     g1_jac_t ref, got;
     ASSERT_OK(g1_msm(&ref, p, s, n, pool_default(), err), err);
     ASSERT_OK(gpu_g1_msm(ctx, &got, p, s, n, err), err);
     g1_aff_t ra, ga;
     g1_jac_to_aff(&ra, &ref);
     g1_jac_to_aff(&ga, &got);
-    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 MSM n=%zu kind=%d differs", n, (int)kind);
+    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 MSM n=%zu (distinct points %zu, 0 = all) kind=%d differs", n, distinct, (int)kind);
+}
+
+static void check_g1(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind, bool with_inf)
+{
+    g1_aff_t *p = malloc((n ? n : 1) * sizeof *p);
+    fr_t *s = malloc((n ? n : 1) * sizeof *s);
+    rand_g1s(p, n);
+    if (with_inf && n > 2) memset(&p[n / 2], 0, sizeof p[0]);   /* (0,0) = infinity */
+    make_scalars(s, n, kind);
+    compare_g1(ctx, p, s, n, 0, kind);
     free(p);
     free(s);
 }
@@ -53,20 +61,13 @@ static void check_g1(struct gpu_ctx *ctx, size_t n, enum scalar_kind kind, bool 
  * point twice (doubling), a point and its negation (cancellation) and infinity. */
 static void check_g1_dup(struct gpu_ctx *ctx, size_t n, size_t distinct, enum scalar_kind kind)
 {
-    struct cuzk_error err_s, *err = &err_s;
     g1_aff_t *q = malloc(distinct * sizeof *q), *p = malloc(n * sizeof *p);
     fr_t *s = malloc(n * sizeof *s);
     rand_g1s(q, distinct);
     for (size_t i = 0; i < n; i++) p[i] = q[cuzk_rng_u64(test_rng()) % distinct];
     for (size_t i = 0; i < n; i += 97) memset(&p[i], 0, sizeof p[0]);
     make_scalars(s, n, kind);
-    g1_jac_t ref, got;
-    ASSERT_OK(g1_msm(&ref, p, s, n, pool_default(), err), err);
-    ASSERT_OK(gpu_g1_msm(ctx, &got, p, s, n, err), err);
-    g1_aff_t ra, ga;
-    g1_jac_to_aff(&ra, &ref);
-    g1_jac_to_aff(&ga, &got);
-    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 MSM n=%zu from %zu points kind=%d differs", n, distinct, (int)kind);
+    compare_g1(ctx, p, s, n, distinct, kind);
     free(q);
     free(p);
     free(s);
@@ -271,5 +272,27 @@ TEST(msm_batch_affine_rounds_match_cpu)
     unsetenv("CUZK_GPU_MSM_AFF2");
     unsetenv("CUZK_GPU_MSM_AFF_MINPT");
     unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
+    gpu_ctx_free(ctx);
+}
+
+/* The last step of an MSM (Horner over the window sums) runs on the CPU by default;
+ * CUZK_GPU_MSM_HOST_FINAL=0 runs it in one GPU thread. Both must give the CPU MSM's point,
+ * at sizes whose plans have many small windows (n = 1: c = 2, 128 windows) and a few large
+ * ones, and for n = 0 (infinity). */
+TEST(msm_final_step_host_and_device_agree)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const char *modes[] = {"0", "1"};
+    for (int k = 0; k < 2; k++) {
+        setenv("CUZK_GPU_MSM_HOST_FINAL", modes[k], 1);
+        const size_t ns[] = {0, 1, 2, 5, 300, 65537};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) check_g1(ctx, ns[i], SC_RANDOM, i % 2);
+        check_g1(ctx, 4097, SC_EDGE, true);
+        check_g1(ctx, 4097, SC_ZERO, false);
+        check_g2(ctx, 1, SC_RANDOM);
+        check_g2(ctx, 777, SC_RANDOM);
+        check_g2(ctx, 777, SC_MIXED01);
+    }
+    unsetenv("CUZK_GPU_MSM_HOST_FINAL");
     gpu_ctx_free(ctx);
 }
