@@ -175,7 +175,7 @@ for step in "$@"; do
         # compute-sanitizer over the prover tests: invalid accesses and CUDA API errors with
         # their host backtraces
         if command -v compute-sanitizer > /dev/null; then
-            run_step sanitize_prove 400 compute-sanitizer --tool memcheck --show-backtrace host "$B/tests/gpu/test_prove"
+            run_step sanitize_prove ${SAN_TO:-200} compute-sanitizer --tool memcheck --show-backtrace host "$B/tests/gpu/test_prove"
             note "sanitize: $(grep -cE 'Program hit|Invalid' "$OUT/sanitize_prove.log") findings"
         else
             note "sanitize: no compute-sanitizer"

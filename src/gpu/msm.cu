@@ -667,7 +667,28 @@ static int reduce_groups(struct gpu_ctx *ctx, d_xyzz<F> *dst, const d_xyzz<F> *i
     }
 }
 
-static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
+/* Window bits measured best on the H200 (`gpu-msm --vary CUZK_GPU_MSM_C=...`, 2026-12-03, with
+ * the batch-affine rounds and the host-side Horner pass), by round(log2 n); 0: the cost model.
+ * The model n W + 3 2^(c-1) W ignores the bucket memory traffic and the rounds' dependence on
+ * bucket occupancy, so it overshoots where these matter: G1 2^24 c = 19 114.5 ms vs the model's
+ * 20 116.0, 2^26 c = 20 414.7 vs 22 426.5 (2^27 keeps 22: 735 vs 754 with 20); G2 (buckets twice
+ * the bytes) 2^20 c = 15 36.5 vs 16 41.3, 2^24 c = 16 346.6 vs 20 368.4, 2^25 c = 19 657.8 vs
+ * 20 685.9. */
+static unsigned msm_window_measured(size_t n, bool g2)
+{
+    unsigned lg = 0;
+    while (lg < 63 && ((size_t)1 << (lg + 1)) <= n) lg++;
+    if (lg < 63 && n - ((size_t)1 << lg) >= ((size_t)1 << lg) / 2) lg++;   /* round to nearest */
+    if (!g2) return lg == 24 ? 19 : lg == 26 ? 20 : 0;
+    switch (lg) {
+    case 20: return 15;
+    case 21: case 22: case 23: case 24: return 16;
+    case 25: return 19;
+    default: return 0;
+    }
+}
+
+static void msm_window(size_t n, bool g2, unsigned *c_out, unsigned *W_out)
 {
     double best = 0;
     unsigned bc = 2;
@@ -685,6 +706,8 @@ static void msm_window(size_t n, unsigned *c_out, unsigned *W_out)
             bc = c;
         }
     }
+    const unsigned m = msm_window_measured(n, g2);
+    if (m) bc = m;
     *c_out = bc;
     *W_out = (256 + bc - 1) / bc;
 }
@@ -807,7 +830,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
                     bool *aff_out, struct cuzk_error *err)
 {
     unsigned c, W;
-    msm_window(n, &c, &W);
+    msm_window(n, sizeof(F) > 48, &c, &W);
     unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
     if (g > W) g = W;
     /* steady state: the scratch of an earlier MSM of this size is already there */

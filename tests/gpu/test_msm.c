@@ -296,3 +296,23 @@ TEST(msm_final_step_host_and_device_agree)
     unsetenv("CUZK_GPU_MSM_HOST_FINAL");
     gpu_ctx_free(ctx);
 }
+
+/* The window sizes the plan takes from measurements at large n (15, 16, 19, 20 bits: several
+ * windows per sort, Booth carries across window groups), forced on MSMs small enough to check
+ * against the CPU. */
+TEST(msm_measured_window_sizes_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    const char *cs[] = {"15", "16", "19", "20", "22"};
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        setenv("CUZK_GPU_MSM_C", cs[k], 1);
+        check_g1(ctx, 5000, SC_RANDOM, true);
+        check_g1(ctx, 40000, SC_EDGE, false);
+        unsigned c, g;
+        gpu_ctx_msm_plan(ctx, &c, &g);
+        ASSERT_MSG(c == (unsigned)atoi(cs[k]), "forced c=%s, plan c=%u", cs[k], c);
+        check_g2(ctx, 5000, SC_RANDOM);
+    }
+    unsetenv("CUZK_GPU_MSM_C");
+    gpu_ctx_free(ctx);
+}
