@@ -327,6 +327,139 @@ __global__ void __launch_bounds__(128, MINB) k_aff_round(d_aff<F> *pout, F *pre,
     }
 }
 
+/* ---- the same round with its gathers copied ahead (CUZK_GPU_MSM_AFF_PF, G1) ----
+ * ncu at 2^27 (round 6): the round kernel is 56% of a G1 MSM and runs at ~62% of the IMAD
+ * rate, where the XYZZ accumulation reaches ~87%: each pair's points are gathered from random
+ * addresses right before their products need them. Here the coordinates of pair k+1 (x only in
+ * the forward pass, whole points in the backward pass) are copied into the thread's own
+ * shared-memory slot with cp.async while pair k is computed (two slots, so a slot is refilled
+ * only after its values were consumed). Each thread reads only what it copied itself, so
+ * cp.async.wait_group is the only synchronisation needed. */
+__device__ __forceinline__ void cp_async16(void *sdst, const void *gsrc)
+{
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(sdst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gsrc) : "memory");
+}
+template <class T> __device__ __forceinline__ void cp_async_obj(T *sdst, const T *gsrc)
+{
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) cp_async16((char *)sdst + 16 * i, (const char *)gsrc + 16 * i);
+}
+__device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+/* Slot of one thread: two stages of (p1, p2); the forward pass uses only the x's. */
+template <class F> struct aff_slot {
+    d_aff<F> p[2][2];
+};
+
+template <class F> __device__ __forceinline__ void aff_issue_x(aff_slot<F> *sl, int b, const d_aff<F> *pin, uint2 pr)
+{
+    if (pr.y == AFF_NONE) return;
+    cp_async_obj(&sl->p[b][0].x, &pin[pr.x & 0x7fffffffu].x);
+    cp_async_obj(&sl->p[b][1].x, &pin[pr.y & 0x7fffffffu].x);
+}
+template <class F> __device__ __forceinline__ void aff_issue_pts(aff_slot<F> *sl, int b, const d_aff<F> *pin, uint2 pr)
+{
+    cp_async_obj(&sl->p[b][0], &pin[pr.x & 0x7fffffffu]);
+    if (pr.y != AFF_NONE) cp_async_obj(&sl->p[b][1], &pin[pr.y & 0x7fffffffu]);
+}
+
+template <class F, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_aff_round_pf(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
+                                                            const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
+{
+    __shared__ aff_slot<F> slots[128];
+    aff_slot<F> *sl = &slots[threadIdx.x];
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t V = *vcount;
+    if (t >= T || t >= V) return;
+    const uint32_t M = (V - 1 - t) / T + 1;
+    F acc = field_traits<F>::one();
+    /* forward: prefix products of the denominators */
+    uint2 cur = pair[t], nxt = M > 1 ? pair[t + T] : cur;
+    aff_issue_x(sl, 0, pin, cur);
+    cp_async_commit();
+    for (uint32_t k = 0; k < M; k++) {
+        const uint32_t o = t + k * T;
+        const uint2 pr = cur;
+        cp_async_wait_all();
+        F d = field_traits<F>::one();
+        if (pr.y != AFF_NONE) {
+            const F x1 = sl->p[k & 1][0].x, x2 = sl->p[k & 1][1].x;
+            d = x2 - x1;
+            if (f_is_zero(d) || f_is_zero(x1) || f_is_zero(x2))
+                aff_kind(d, aff_load(pin, pr.x), aff_load(pin, pr.y), false);
+        }
+        if (k + 1 < M) {
+            cur = nxt;
+            if (k + 2 < M) nxt = pair[o + 2 * T];
+            aff_issue_x(sl, (k + 1) & 1, pin, cur);
+            cp_async_commit();
+        }
+        acc = acc * d;
+        st_vec(&pre[o], acc);
+    }
+    F inv = f_inv(acc);
+    /* backward: 1 / d_k from the prefix products, then the affine sums */
+    cur = pair[t + (M - 1) * T];
+    nxt = M > 1 ? pair[t + (M - 2) * T] : cur;
+    aff_issue_pts(sl, (M - 1) & 1, pin, cur);
+    cp_async_commit();
+    for (int k = (int)M - 1; k >= 0; k--) {
+        const uint32_t o = t + (uint32_t)k * T;
+        const uint2 pr = cur;
+        cp_async_wait_all();
+        const bool single = pr.y == AFF_NONE;
+        d_aff<F> p1 = sl->p[k & 1][0], p2;
+        if (pr.x >> 31) p1.y = f_neg(p1.y);
+        if (!single) {
+            p2 = sl->p[k & 1][1];
+            if (pr.y >> 31) p2.y = f_neg(p2.y);
+        } else {
+            p2 = p1;
+        }
+        if (k > 0) {
+            cur = nxt;
+            if (k >= 2) nxt = pair[o - 2 * T];
+            aff_issue_pts(sl, (k - 1) & 1, pin, cur);
+            cp_async_commit();
+        }
+        F d;
+        const int kind = aff_kind(d, p1, p2, single);
+        F ik = inv;   /* 1 / d_k */
+        if (k > 0) {
+            ik = inv * ld_vec(&pre[o - T]);
+            inv = inv * d;
+        }
+        d_aff<F> r;
+        if (kind == AK_ADD || kind == AK_DBL) {
+            F num;
+            if (kind == AK_ADD) {
+                num = p2.y - p1.y;
+            } else {
+                F x2 = f_sqr(p1.x);
+                num = x2 + f_dbl(x2);
+            }
+            F lam = num * ik;
+            r.x = f_sqr(lam) - p1.x - p2.x;
+            r.y = lam * (p1.x - r.x) - p1.y;
+        } else if (kind == AK_KEEP1) {
+            r = p1;
+        } else if (kind == AK_KEEP2) {
+            r = p2;
+        } else {
+            r.x = field_traits<F>::zero();
+            r.y = field_traits<F>::zero();
+        }
+        st_vec(&pout[o], r);
+        vout[o] = o;
+    }
+}
+
+static bool aff_prefetch(void) { return env_variant("CUZK_GPU_MSM_AFF_PF", 0, 1) == 1; }
+
 /* Full XYZZ addition in the bucket reductions (k_combine_u, k_winred): inlined for G1 when
  * RI (accumulators stay in registers instead of passing through local memory at every call),
  * out of line otherwise and always for G2 (its points are twice as large). */
@@ -909,7 +1042,14 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
         const uint32_t T = ap.thr[r];
         /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255 */
-        k_aff_round<F, sizeof(F) == 48 ? 4 : 1><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        if constexpr (sizeof(F) == 48) {
+            if (aff_prefetch())
+                k_aff_round_pf<F, 4><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+            else
+                k_aff_round<F, 4><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        } else {
+            k_aff_round<F, 1><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        }
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;
