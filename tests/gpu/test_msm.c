@@ -243,7 +243,6 @@ TEST(msm_batch_affine_rounds_match_cpu)
         setenv("CUZK_GPU_MSM_AFF2", k ? "1" : "2", 1);
         setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k], 1);
         setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
-        setenv("CUZK_GPU_MSM_AFF_PF", k ? "0" : "1", 1);   /* G1: gathers copied ahead, or not */
         const size_t ns[] = {1000, 4097, 65537};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
             check_g1(ctx, ns[i], SC_RANDOM, i % 2 == 0);
@@ -273,7 +272,6 @@ TEST(msm_batch_affine_rounds_match_cpu)
     unsetenv("CUZK_GPU_MSM_AFF2");
     unsetenv("CUZK_GPU_MSM_AFF_MINPT");
     unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
-    unsetenv("CUZK_GPU_MSM_AFF_PF");
     gpu_ctx_free(ctx);
 }
 
