@@ -369,6 +369,11 @@ extern "C" unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
     return ctx ? ctx->msm_last_aff : 0;
 }
 
+extern "C" bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx)
+{
+    return ctx ? ctx->msm_last_planes : false;
+}
+
 extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     memset(out, 0, sizeof *out);

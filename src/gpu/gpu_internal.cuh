@@ -43,6 +43,8 @@ enum gpu_slot {
     /* batch-affine MSM rounds: reduced points (ping-pong), prefix products, per-bucket
      * pair counts and output offsets, CUB scan storage, each output's pair of point values */
     SL_AFF_PTS0, SL_AFF_PTS1, SL_AFF_PRE, SL_AFF_CNT, SL_AFF_CUB, SL_AFF_PAIR,
+    /* one window per sort: plain scalars as 8 word planes, Booth carry per scalar */
+    SL_PLANES, SL_CARRY,
     SL__COUNT
 };
 
@@ -90,6 +92,7 @@ struct gpu_ctx {
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */
+    bool msm_last_planes;              /* and whether its digits came from word planes */
     /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */

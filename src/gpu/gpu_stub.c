@@ -141,6 +141,11 @@ unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
     (void)ctx;
     return 0;
 }
+bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx)
+{
+    (void)ctx;
+    return false;
+}
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     (void)ctx;

@@ -161,6 +161,49 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
     }
 }
 
+/* One window per sort (n > 2^25 points): k_digits would read each 32-byte scalar and leave
+ * Montgomery form once per window (12-13 times; 32 ms of a 2^27 G1 MSM). Instead the scalars
+ * are converted once into 8 planes of 32-bit words (plane j holds word j of every scalar, so a
+ * window reads only the one or two planes its bits lie in, coalesced), and the Booth carry
+ * passes from window to window through one byte per scalar. The windows run in order 0 .. W-1. */
+__global__ void k_digit_planes(uint32_t *pl, const dfr *sc, uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const dfr s = f_from_mont(sc[i]);
+#pragma unroll
+    for (int j = 0; j < 8; j++) pl[(size_t)j * n + i] = s.v[j];
+}
+
+/* Digits of window w from the planes (same keys and values as k_digits with g = 1). */
+__global__ void k_digits_pl(uint32_t *keys, uint32_t *vals, uint8_t *carry, const uint32_t *pl,
+                            const uint32_t *idx, uint32_t n, unsigned c, unsigned w)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned bit = w * c, wd = bit >> 5, sh = bit & 31;
+    uint64_t x = wd < 8 ? pl[(size_t)wd * n + i] : 0;
+    if (wd + 1 < 8 && sh + c > 32) x |= (uint64_t)pl[(size_t)(wd + 1) * n + i] << 32;
+    const uint32_t B = 1u << (c - 1);
+    const uint32_t v = ((uint32_t)(x >> sh) & ((1u << c) - 1)) + (w ? carry[i] : 0u);
+    int32_t d;
+    if (v > B) {
+        d = (int32_t)v - (int32_t)(1u << c);
+        carry[i] = 1;
+    } else {
+        d = (int32_t)v;
+        carry[i] = 0;
+    }
+    if (d == 0) {
+        keys[i] = B;   /* sentinel g * B, g = 1 */
+        vals[i] = 0;
+    } else {
+        const uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
+        keys[i] = mag - 1;
+        vals[i] = (idx ? idx[i] : i) | (d < 0 ? 0x80000000u : 0u);
+    }
+}
+
 /* Bucket bounds in the sorted keys; *valid = number of entries before the zero-digit
  * sentinels (left untouched, i.e. 0 from the memset, when every digit is zero). */
 __global__ void k_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *valid, const uint32_t *keys,
@@ -797,7 +840,8 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
 /* Scratch the MSM still has to allocate for window c with g windows per group (slots already
  * large enough cost nothing; CUB's temporary storage is estimated at 8 bytes per key). */
 template <class F>
-static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W, bool aff)
+static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W, bool aff,
+                              bool planes)
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = sizeof(d_xyzz<F>);
@@ -814,6 +858,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_CUB, m * 8},
         {SL_AFF_PTS0, o1 * sizeof(d_aff<F>)}, {SL_AFF_PTS1, o2 * sizeof(d_aff<F>)}, {SL_AFF_PRE, o1 * sizeof(F)},
         {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? ab + ((size_t)1 << 20) : 0},
+        {SL_PLANES, planes ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
     };
     size_t extra = 0;
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
@@ -827,15 +872,21 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
  * CUZK_GPU_MSM_MEM_CAP=bytes caps the free memory seen here (test hook). */
 template <class F>
 static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_out, unsigned *g_out,
-                    bool *aff_out, struct cuzk_error *err)
+                    bool *aff_out, bool *planes_out, struct cuzk_error *err)
 {
     unsigned c, W;
     msm_window(n, sizeof(F) > 48, &c, &W);
     unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
     if (g > W) g = W;
+    /* test hook: at most this many windows per sort (CUZK_GPU_MSM_G=1 gives small MSMs the
+     * one-window-per-sort path of the large ones) */
+    const unsigned gmax = (unsigned)env_int("CUZK_GPU_MSM_G", 0, 0, 256);
+    if (gmax && g > gmax) g = gmax;
+    /* word planes: only with one window per sort (CUZK_GPU_MSM_PLANES=0 keeps k_digits) */
+    bool planes_ok = env_variant("CUZK_GPU_MSM_PLANES", 1, 1) == 1;
     /* steady state: the scratch of an earlier MSM of this size is already there */
     bool aff = true;
-    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff) : 0;
+    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes_ok && g == 1 && W > 1) : 0;
     size_t fr = 0, tot = 0;
     if (extra) {
         int rc = gpu_mem_info(ctx, &fr, &tot, err);
@@ -849,8 +900,10 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
     const size_t avail = fr > margin ? fr - margin : 0;
     while (extra > avail) {
-        if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
-            aff = false;   /* the batch-affine rounds' buffers go first */
+        if (planes_ok && g == 1 && W > 1) {
+            planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
+        } else if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
+            aff = false;   /* then the batch-affine rounds' buffers */
         } else if (g > 1) {
             g = (g + 1) / 2;
         } else if (c > 8) {
@@ -859,15 +912,17 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         } else {
             break;   /* the allocations report the shortage with sizes */
         }
-        extra = msm_extra_bytes<F>(ctx, n, c, g, W, aff);
+        extra = msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes_ok && g == 1 && W > 1);
     }
     *aff_out = aff;
+    *planes_out = n && planes_ok && g == 1 && W > 1;
     *c_out = c;
     *W_out = W;
     *g_out = g;
     ctx->msm_last_c = c;
     ctx->msm_last_g = g;
     ctx->msm_last_aff = 0;   /* set by the first window group */
+    ctx->msm_last_planes = *planes_out;
     return CUZK_OK;
 }
 
@@ -997,8 +1052,8 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     constexpr int BS = blk<F>::BS;
     if (n >= 0x7fffffffu) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %zu points (max 2^31-1)", n);
     unsigned c, W, g;
-    bool aff_ok;
-    int rc = msm_plan<F>(ctx, n, &c, &W, &g, &aff_ok, err);
+    bool aff_ok, planes;
+    int rc = msm_plan<F>(ctx, n, &c, &W, &g, &aff_ok, &planes, err);
     if (rc) return rc;
     const uint32_t B = 1u << (c - 1);
     uint32_t m = (uint32_t)((size_t)g * n);
@@ -1020,6 +1075,9 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, ((size_t)nb + wr.points) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
+    void *planes_d = NULL, *carry_d = NULL;
+    if (!rc && planes) rc = gpu_scratch(ctx, SL_PLANES, n * sizeof(fr_t), &planes_d, err);
+    if (!rc && planes) rc = gpu_scratch(ctx, SL_CARRY, n, &carry_d, err);
     if (rc) return rc;
     d_xyzz<F> *segsum = (d_xyzz<F> *)buckets + nb;
     d_xyzz<F> *wr_runs = segsum + (size_t)g * S;            /* two-level only */
@@ -1048,8 +1106,17 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     for (unsigned w0 = 0; n && w0 < W; w0 += g) {
         unsigned gg = W - w0 < g ? W - w0 : g;
         uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * B;
-        k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg,
-                                                 make_carry_thr(c, w0));
+        if (planes) {   /* g == 1 */
+            if (w0 == 0) {
+                k_digit_planes<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)planes_d, scalars, (uint32_t)n);
+                CK_LAUNCH();
+            }
+            k_digits_pl<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, (uint8_t *)carry_d,
+                                                        (const uint32_t *)planes_d, idx, (uint32_t)n, c, w0);
+        } else {
+            k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg,
+                                                     make_carry_thr(c, w0));
+        }
         CK_LAUNCH();
         cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
         cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);

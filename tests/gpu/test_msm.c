@@ -316,3 +316,33 @@ TEST(msm_measured_window_sizes_match_cpu)
     unsetenv("CUZK_GPU_MSM_C");
     gpu_ctx_free(ctx);
 }
+
+/* One window per sort (what MSMs of more than 2^25 points do, forced here by
+ * CUZK_GPU_MSM_G=1): the digits come from plain-scalar word planes with the Booth carry passed
+ * from window to window; CUZK_GPU_MSM_PLANES=0 takes the per-window k_digits path instead. */
+TEST(msm_digit_planes_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    setenv("CUZK_GPU_MSM_G", "1", 1);
+    for (int planes = 1; planes >= 0; planes--) {
+        setenv("CUZK_GPU_MSM_PLANES", planes ? "1" : "0", 1);
+        const size_t ns[] = {1, 5, 4097, 65537};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            check_g1(ctx, ns[i], SC_RANDOM, i % 2);
+            ASSERT_MSG(gpu_ctx_msm_digit_planes(ctx) == (planes == 1), "n=%zu planes=%d: plan says %d", ns[i],
+                       planes, (int)gpu_ctx_msm_digit_planes(ctx));
+        }
+        check_g1(ctx, 20000, SC_EDGE, true);
+        check_g1(ctx, 20000, SC_MIXED01, false);
+        check_g1(ctx, 20000, SC_ONE, false);
+        check_g1(ctx, 3000, SC_ZERO, false);
+        setenv("CUZK_GPU_MSM_C", "22", 1);   /* the window of the 2^27 H MSM */
+        check_g1(ctx, 9000, SC_RANDOM, false);
+        unsetenv("CUZK_GPU_MSM_C");
+        check_g2(ctx, 4097, SC_RANDOM);
+        check_g2(ctx, 2000, SC_EDGE);
+    }
+    unsetenv("CUZK_GPU_MSM_G");
+    unsetenv("CUZK_GPU_MSM_PLANES");
+    gpu_ctx_free(ctx);
+}
