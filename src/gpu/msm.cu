@@ -122,6 +122,24 @@ static carry_thr make_carry_thr(unsigned c, unsigned w0)
     return r;
 }
 
+/* Window value v (c bits + incoming carry) as a signed Booth digit, with the carry into the
+ * next window; keys[o] = kbase + |d| - 1 (the sentinel for d = 0), vals[o] = point | sign << 31. */
+__device__ __forceinline__ uint32_t put_digit(uint32_t *keys, uint32_t *vals, size_t o, uint32_t v, unsigned c,
+                                              uint32_t kbase, uint32_t sentinel, uint32_t pidx)
+{
+    const uint32_t B = 1u << (c - 1), carry = v > B;
+    const int32_t d = carry ? (int32_t)v - (int32_t)(1u << c) : (int32_t)v;
+    if (d == 0) {
+        keys[o] = sentinel;
+        vals[o] = 0;
+    } else {
+        const uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
+        keys[o] = kbase + mag - 1;
+        vals[o] = pidx | (d < 0 ? 0x80000000u : 0u);
+    }
+    return carry;
+}
+
 /* Signed digits of windows [w0, w0+g) of every scalar: key = window-in-group * B + |d| - 1
  * (sentinel g * B for a zero digit), value = point index | sign << 31. */
 __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const uint32_t *idx,
@@ -139,26 +157,9 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
         if (cmp == 0) cmp = lw > thr.t[j] ? 1 : lw < thr.t[j] ? -1 : 0;
     }
     uint32_t carry = cmp > 0;
-    for (unsigned w = w0; w < w0 + g; w++) {
-        uint32_t v = win_bits(s.v, w * c, c) + carry;
-        int32_t d;
-        if (v > B) {
-            d = (int32_t)v - (int32_t)(1u << c);
-            carry = 1;
-        } else {
-            d = (int32_t)v;
-            carry = 0;
-        }
-        size_t o = (size_t)(w - w0) * n + i;
-        if (d == 0) {
-            keys[o] = g * B;
-            vals[o] = 0;
-        } else {
-            uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
-            keys[o] = (w - w0) * B + mag - 1;
-            vals[o] = pidx | (d < 0 ? 0x80000000u : 0u);
-        }
-    }
+    for (unsigned w = w0; w < w0 + g; w++)
+        carry = put_digit(keys, vals, (size_t)(w - w0) * n + i, win_bits(s.v, w * c, c) + carry, c,
+                          (w - w0) * B, g * B, pidx);
 }
 
 /* One window per sort (n > 2^25 points): k_digits would read each 32-byte scalar and leave
@@ -184,24 +185,8 @@ __global__ void k_digits_pl(uint32_t *keys, uint32_t *vals, uint8_t *carry, cons
     const unsigned bit = w * c, wd = bit >> 5, sh = bit & 31;
     uint64_t x = wd < 8 ? pl[(size_t)wd * n + i] : 0;
     if (wd + 1 < 8 && sh + c > 32) x |= (uint64_t)pl[(size_t)(wd + 1) * n + i] << 32;
-    const uint32_t B = 1u << (c - 1);
     const uint32_t v = ((uint32_t)(x >> sh) & ((1u << c) - 1)) + (w ? carry[i] : 0u);
-    int32_t d;
-    if (v > B) {
-        d = (int32_t)v - (int32_t)(1u << c);
-        carry[i] = 1;
-    } else {
-        d = (int32_t)v;
-        carry[i] = 0;
-    }
-    if (d == 0) {
-        keys[i] = B;   /* sentinel g * B, g = 1 */
-        vals[i] = 0;
-    } else {
-        const uint32_t mag = d < 0 ? (uint32_t)(-d) : (uint32_t)d;
-        keys[i] = mag - 1;
-        vals[i] = (idx ? idx[i] : i) | (d < 0 ? 0x80000000u : 0u);
-    }
+    carry[i] = (uint8_t)put_digit(keys, vals, i, v, c, 0, 1u << (c - 1), idx ? idx[i] : i);
 }
 
 /* Bucket bounds in the sorted keys; *valid = number of entries before the zero-digit
@@ -884,9 +869,10 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     if (gmax && g > gmax) g = gmax;
     /* word planes: only with one window per sort (CUZK_GPU_MSM_PLANES=0 keeps k_digits) */
     bool planes_ok = env_variant("CUZK_GPU_MSM_PLANES", 1, 1) == 1;
+    auto planes = [&] { return n && planes_ok && g == 1 && W > 1; };
     /* steady state: the scratch of an earlier MSM of this size is already there */
     bool aff = true;
-    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes_ok && g == 1 && W > 1) : 0;
+    size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes()) : 0;
     size_t fr = 0, tot = 0;
     if (extra) {
         int rc = gpu_mem_info(ctx, &fr, &tot, err);
@@ -900,7 +886,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
     const size_t avail = fr > margin ? fr - margin : 0;
     while (extra > avail) {
-        if (planes_ok && g == 1 && W > 1) {
+        if (planes()) {
             planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
         } else if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
             aff = false;   /* then the batch-affine rounds' buffers */
@@ -912,10 +898,10 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         } else {
             break;   /* the allocations report the shortage with sizes */
         }
-        extra = msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes_ok && g == 1 && W > 1);
+        extra = msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes());
     }
     *aff_out = aff;
-    *planes_out = n && planes_ok && g == 1 && W > 1;
+    *planes_out = planes();
     *c_out = c;
     *W_out = W;
     *g_out = g;
@@ -1014,8 +1000,8 @@ static bool host_final(void) { return env_variant("CUZK_GPU_MSM_HOST_FINAL", 1, 
 /* out (host) = sum_w 2^(w c) win[w] + extra; win and extra on the device, stream st. Returns
  * with st synchronised. */
 template <class F>
-static int msm_finish(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_xyzz<F> *win, unsigned W,
-                      unsigned c, const d_xyzz<F> *extra, void *small, cudaStream_t st, struct cuzk_error *err)
+static int msm_finish(typename host_grp<F>::J *out, const d_xyzz<F> *win, unsigned W, unsigned c,
+                      const d_xyzz<F> *extra, void *small, cudaStream_t st, struct cuzk_error *err)
 {
     typedef host_grp<F> H;
     if (!host_final()) {
@@ -1026,9 +1012,8 @@ static int msm_finish(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d
         CK(cudaStreamSynchronize(st));
         return CUZK_OK;
     }
-    (void)ctx;
-    typename H::X hw[257];   /* W <= 128 (c >= 2), plus extra */
-    if (W > 256) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %u windows (max 256)", W);
+    typename H::X hw[129];   /* W = ceil(256 / c) <= 128 (c >= 2), plus extra */
+    if (W > 128) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu msm: %u windows (max 128)", W);
     if (W) CK(cudaMemcpyAsync(hw, win, W * sizeof hw[0], cudaMemcpyDeviceToHost, st));
     if (extra) CK(cudaMemcpyAsync(&hw[W], extra, sizeof hw[0], cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
@@ -1182,7 +1167,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
             if (rc) return rc;
         }
     }
-    return msm_finish<F>(ctx, out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
+    return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
 }
 
 template <class F>
