@@ -5,7 +5,7 @@
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
-#           final | csweep | sanitize
+#           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -140,12 +140,12 @@ for step in "$@"; do
             CUZK_GPU_MSM_WR2=$v run_step "msm_g2_wr$v" 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 3
         done ;;
     ncu-breakdown)
-        # time per kernel name over one warm-up + one timed G1 MSM of 2^24 and 2^26
+        # time per kernel name over one warm-up + one timed MSM (NB_G=1|2, NB_LGS sizes)
         if command -v ncu > /dev/null; then
-            for lg in 24 26; do
+            for lg in ${NB_LGS:-24 26}; do
                 timeout 300 ncu --clock-control none --kernel-name-base function --metrics gpu__time_duration.sum --print-units base --csv \
-                    "$BENCH" gpu-msm --g 1 --lg $lg --reps 1 > "$OUT/ncu_breakdown_$lg.csv" 2>&1
-                note "ncu breakdown 2^$lg (ms, both MSMs): $(awk -F'","' '/gpu__time_duration/ { n = $5; v = $NF; gsub(/[",]/, "", v); t[n] += v } END { for (k in t) printf "%s %.2f; ", k, t[k] / 1e6 }' "$OUT/ncu_breakdown_$lg.csv")"
+                    "$BENCH" gpu-msm --g ${NB_G:-1} --lg $lg --reps 1 > "$OUT/ncu_breakdown_g${NB_G:-1}_$lg.csv" 2>&1
+                note "ncu breakdown G${NB_G:-1} 2^$lg (ms, both MSMs): $(awk -F'","' '/gpu__time_duration/ { n = $5; v = $NF; gsub(/[",]/, "", v); t[n] += v } END { for (k in t) printf "%s %.2f; ", k, t[k] / 1e6 }' "$OUT/ncu_breakdown_g${NB_G:-1}_$lg.csv")"
             done
         fi ;;
     porep27-registered)
@@ -162,6 +162,42 @@ for step in "$@"; do
         # threads per SM and minimum pairs per thread of the batch-affine rounds (G1)
         run_step aff_tps 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 27 --reps 3 --vary CUZK_GPU_MSM_AFF_TPS=${TPS:-128,256,512}
         run_step aff_minpt 300 "$BENCH" gpu-msm --g 1 --lg 20 --lg 22 --reps 3 --vary CUZK_GPU_MSM_AFF_MINPT=${MINPT:-32,128,512} ;;
+    cmp)
+        # this build against a baseline build (BASE=folder, e.g. the previous commit's), and
+        # the round kernel's one inversion per block (1, default) against one per thread (0)
+        if [ -x "${BASE:-}/bin/cuzk-bench-gpu" ]; then
+            run_step msm_base 400 "$BASE/bin/cuzk-bench-gpu" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5
+            run_step msm_g2_base 300 "$BASE/bin/cuzk-bench-gpu" gpu-msm --g 2 --lg 22 --lg 24 --reps 5
+        fi
+        run_step msm_new 400 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5 --vary CUZK_GPU_MSM_AFF_BINV=0,1
+        run_step msm_g2_new 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_BINV=0,1 ;;
+    aff-sweep)
+        # number of batch-affine rounds (G1: CUZK_GPU_MSM_AFF, G2: CUZK_GPU_MSM_AFF2)
+        run_step msm_aff_sweep 400 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 3 --vary CUZK_GPU_MSM_AFF=${AFFS:-2,3,4}
+        run_step msm_g2_aff_sweep 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 3 --vary CUZK_GPU_MSM_AFF2=${AFFS2:-2,3,4} ;;
+    ntt-reg)
+        # register cap of the radix-4 NTT passes (0: none, 100 registers, 16 warps/SM)
+        run_step ntt_reg 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80}
+        run_step h_reg 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80} ;;
+    ncu-stalls)
+        # why warps wait: stall reasons and pipe use of the NTT passes and the MSM round kernel
+        if command -v ncu > /dev/null; then
+            M='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active'
+            run_step ncu_ntt_stalls 300 ncu --clock-control none -k regex:k_ntt_pass4 -c 2 --metrics "$M" "$BENCH" gpu-ntt --lg 27 --reps 1
+            run_step ncu_aff_stalls 300 ncu --clock-control none -k regex:k_aff_round -c 2 --metrics "$M" "$BENCH" gpu-msm --g 1 --lg 26 --reps 1
+            run_step ncu_acc_stalls 300 ncu --clock-control none -k regex:k_accum_u -c 1 --metrics "$M" "$BENCH" gpu-msm --g 1 --lg 26 --reps 1
+        fi ;;
+    cmp-ntt)
+        [ -x "${BASE:-}/bin/cuzk-bench-gpu" ] && run_step ntt_base 300 "$BASE/bin/cuzk-bench-gpu" gpu-ntt --lg 24 --lg 27 --reps 5
+        run_step ntt_new 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 ;;
+    fieldmix)
+        # instruction mix of the field kernels in $B/sass/k.cubin (products, squares, Fp2)
+        if command -v cuobjdump > /dev/null && [ -f "$B/sass/k.cubin" ]; then
+            cuobjdump --dump-sass "$B/sass/k.cubin" | awk '/Function :/ { f = $3; next }
+                 f != "" && $1 ~ /^\/\*[0-9a-f]+\*\/$/ { op = $2; if (op ~ /^@/) op = $3; sub(/;$/, "", op); c[f " " op]++; t[f]++ }
+                 END { for (k in c) print c[k], k; for (k in t) print t[k], k, "TOTAL" }' | sort -k2,2 -k1,1nr > "$OUT/field_mix.txt"
+            note "fieldmix: $(grep -E 'IMAD|TOTAL' "$OUT/field_mix.txt" | tr '\n' ' ')"
+        fi ;;
     final)
         # the MSM's last step (Horner over the window sums) on the CPU (1, default) or in one
         # GPU thread (0), side by side in one process

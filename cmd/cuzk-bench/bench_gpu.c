@@ -57,12 +57,47 @@ static void report(const char *what, unsigned lg, double *ms, int reps)
     fflush(stdout);
 }
 
-BENCH_CMD(gpu_ntt, "gpu-ntt", "GPU Fr NTT: gpu-ntt [--lg K]... [--reps R] [--device D]")
+/* --vary NAME=v1,v2,...: the variants of a switch read from the environment at every call,
+ * timed side by side in one process. Splits it off argv (the rest goes to args). */
+struct vary {
+    char name[64], buf[256], *vals[16];
+    int n;
+};
+static int parse_vary(const char *cmd, int argc, char **argv, struct vary *v, char **args, int *nargs)
+{
+    memset(v, 0, sizeof *v);
+    *nargs = 0;
+    for (int i = 0; i < argc && *nargs < 64; i++) {
+        if (!strcmp(argv[i], "--vary") && i + 1 < argc) {
+            const char *eq = strchr(argv[i + 1], '=');
+            if (!eq || eq == argv[i + 1] || (size_t)(eq - argv[i + 1]) >= sizeof v->name ||
+                strlen(eq + 1) >= sizeof v->buf) {
+                fprintf(stderr, "%s: --vary expects NAME=v1,v2,... (got '%s')\n", cmd, argv[i + 1]);
+                return 2;
+            }
+            memcpy(v->name, argv[i + 1], (size_t)(eq - argv[i + 1]));
+            v->name[eq - argv[i + 1]] = 0;
+            strcpy(v->buf, eq + 1);
+            for (char *tok = strtok(v->buf, ","); tok && v->n < 16; tok = strtok(NULL, ",")) v->vals[v->n++] = tok;
+            i++;
+            continue;
+        }
+        args[(*nargs)++] = argv[i];
+    }
+    return 0;
+}
+
+/* gpu-ntt and gpu-h: one transform kind at the given sizes, per --vary value */
+static int bench_fr_transform(const char *cmd, const char *what, int argc, char **argv,
+                              int (*fn)(struct gpu_ctx *, unsigned, int, double *, struct cuzk_error *))
 {
     unsigned lgs[16], n_lg = 0;
-    int reps = 5, dev = 0;
-    if (parse_common(argc, argv, lgs, &n_lg, &reps, &dev, NULL, NULL, NULL)) {
-        fprintf(stderr, "usage: cuzk-bench gpu-ntt [--lg K]... [--reps R] [--device D]\n");
+    int reps = 5, dev = 0, nargs;
+    struct vary vy;
+    char *args[64];
+    if (parse_vary(cmd, argc, argv, &vy, args, &nargs)) return 2;
+    if (parse_common(nargs, args, lgs, &n_lg, &reps, &dev, NULL, NULL, NULL)) {
+        fprintf(stderr, "usage: cuzk-bench %s [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2]\n", cmd);
         return 2;
     }
     if (!n_lg) lgs[n_lg++] = 24;
@@ -70,41 +105,33 @@ BENCH_CMD(gpu_ntt, "gpu-ntt", "GPU Fr NTT: gpu-ntt [--lg K]... [--reps R] [--dev
     if (!ctx) return 1;
     struct cuzk_error err;
     double ms[100];
+    char name[384];
     for (unsigned k = 0; k < n_lg; k++) {
-        if (gpu_bench_ntt(ctx, lgs[k], reps, ms, &err)) {
-            fprintf(stderr, "gpu-ntt 2^%u: %s\n", lgs[k], err.msg);
-            gpu_ctx_free(ctx);
-            return 1;
+        for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
+            if (vy.n) setenv(vy.name, vy.vals[v], 1);
+            if (fn(ctx, lgs[k], reps, ms, &err)) {
+                fprintf(stderr, "%s 2^%u: %s\n", cmd, lgs[k], err.msg);
+                gpu_ctx_free(ctx);
+                return 1;
+            }
+            if (vy.n) snprintf(name, sizeof name, "%s[%s=%s]", what, vy.name, vy.vals[v]);
+            else snprintf(name, sizeof name, "%s", what);
+            report(name, lgs[k], ms, reps);
         }
-        report("gpu_ntt", lgs[k], ms, reps);
     }
     gpu_ctx_free(ctx);
     return 0;
 }
 
-BENCH_CMD(gpu_h, "gpu-h", "GPU h pipeline (3 iNTT, 3 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]...")
+BENCH_CMD(gpu_ntt, "gpu-ntt", "GPU Fr NTT: gpu-ntt [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2,...]")
 {
-    unsigned lgs[16], n_lg = 0;
-    int reps = 5, dev = 0;
-    if (parse_common(argc, argv, lgs, &n_lg, &reps, &dev, NULL, NULL, NULL)) {
-        fprintf(stderr, "usage: cuzk-bench gpu-h [--lg K]... [--reps R] [--device D]\n");
-        return 2;
-    }
-    if (!n_lg) lgs[n_lg++] = 24;
-    struct gpu_ctx *ctx = open_gpu(dev);
-    if (!ctx) return 1;
-    struct cuzk_error err;
-    double ms[100];
-    for (unsigned k = 0; k < n_lg; k++) {
-        if (gpu_bench_h(ctx, lgs[k], reps, ms, &err)) {
-            fprintf(stderr, "gpu-h 2^%u: %s\n", lgs[k], err.msg);
-            gpu_ctx_free(ctx);
-            return 1;
-        }
-        report("gpu_h", lgs[k], ms, reps);
-    }
-    gpu_ctx_free(ctx);
-    return 0;
+    return bench_fr_transform("gpu-ntt", "gpu_ntt", argc, argv, gpu_bench_ntt);
+}
+
+BENCH_CMD(gpu_h, "gpu-h",
+          "GPU h pipeline (3 iNTT, 3 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...]")
+{
+    return bench_fr_transform("gpu-h", "gpu_h", argc, argv, gpu_bench_h);
 }
 
 /* `distinct` points k*G + i*Q (cheap: one addition each, one batch inversion). */
@@ -146,29 +173,10 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     int reps = 5, dev = 0, g = 1;
     size_t distinct = (size_t)1 << 16;
     double density = 0;
-    /* --vary: the variants of a kernel switch read at every MSM, timed side by side */
-    char vary_name[64] = "", *vary_vals[16];
-    char vary_buf[256];
-    int n_vary = 0;
+    struct vary vy;
     char *args[64];
-    int nargs = 0;
-    for (int i = 0; i < argc && nargs < 64; i++) {
-        if (!strcmp(argv[i], "--vary") && i + 1 < argc) {
-            const char *eq = strchr(argv[i + 1], '=');
-            if (!eq || eq == argv[i + 1] || (size_t)(eq - argv[i + 1]) >= sizeof vary_name ||
-                strlen(eq + 1) >= sizeof vary_buf) {
-                fprintf(stderr, "gpu-msm: --vary expects NAME=v1,v2,... (got '%s')\n", argv[i + 1]);
-                return 2;
-            }
-            memcpy(vary_name, argv[i + 1], (size_t)(eq - argv[i + 1]));
-            vary_name[eq - argv[i + 1]] = 0;
-            strcpy(vary_buf, eq + 1);
-            for (char *tok = strtok(vary_buf, ","); tok && n_vary < 16; tok = strtok(NULL, ",")) vary_vals[n_vary++] = tok;
-            i++;
-            continue;
-        }
-        args[nargs++] = argv[i];
-    }
+    int nargs;
+    if (parse_vary("gpu-msm", argc, argv, &vy, args, &nargs)) return 2;
     if (parse_common(nargs, args, lgs, &n_lg, &reps, &dev, &g, &distinct, &density) || (g != 1 && g != 2)) {
         fprintf(stderr, "usage: cuzk-bench gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F] [--reps R] [--vary NAME=v1,v2]\n");
         return 2;
@@ -184,11 +192,11 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     }
     struct cuzk_error err;
     double ms[100];
-    char what[64];
+    char what[384];
     for (unsigned k = 0; k < n_lg; k++) {
-        for (int v = 0; v < (n_vary ? n_vary : 1); v++) {
+        for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
             size_t n = (size_t)1 << lgs[k], d = distinct < n ? distinct : n;
-            if (n_vary) setenv(vary_name, vary_vals[v], 1);
+            if (vy.n) setenv(vy.name, vy.vals[v], 1);
             if (gpu_bench_msm(ctx, g, n, pts, d, density, reps, ms, &err)) {
                 fprintf(stderr, "gpu-msm G%d 2^%u: %s\n", g, lgs[k], err.msg);
                 free(pts);
@@ -196,7 +204,7 @@ BENCH_CMD(gpu_msm, "gpu-msm",
                 return 1;
             }
             const char *kind = density > 0 ? "bitmap_sum" : "msm";
-            if (n_vary) snprintf(what, sizeof what, "gpu_g%d_%s[%s=%s]", g, kind, vary_name, vary_vals[v]);
+            if (vy.n) snprintf(what, sizeof what, "gpu_g%d_%s[%s=%s]", g, kind, vy.name, vy.vals[v]);
             else if (density > 0) snprintf(what, sizeof what, "gpu_g%d_bitmap_sum_d%.2f", g, density);
             else snprintf(what, sizeof what, "gpu_g%d_msm", g);
             report(what, lgs[k], ms, reps);

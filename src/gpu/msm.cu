@@ -296,16 +296,80 @@ template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, u
     return d;
 }
 
-template <class F, int MINB>
-__global__ void __launch_bounds__(128, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
-                                                         const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
+/* Lane shuffles of a field element (all 32 lanes take part). */
+template <class F> __device__ __forceinline__ F shfl_up_f(const F &a, unsigned d)
+{
+    F r;
+    const uint32_t *s = (const uint32_t *)&a;
+    uint32_t *o = (uint32_t *)&r;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(F) / 4); i++) o[i] = __shfl_up_sync(0xffffffffu, s[i], d);
+    return r;
+}
+template <class F> __device__ __forceinline__ F shfl_down_f(const F &a, unsigned d)
+{
+    F r;
+    const uint32_t *s = (const uint32_t *)&a;
+    uint32_t *o = (uint32_t *)&r;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(F) / 4); i++) o[i] = __shfl_down_sync(0xffffffffu, s[i], d);
+    return r;
+}
+
+/* 1 / a for every thread of a block of AFF_BT threads (a != 0), with one inversion per block
+ * instead of one per thread: prefix and suffix products across the warp's lanes (5 steps
+ * each), Montgomery's trick over the warp totals by thread 0, then 1/a = 1/(warp total) x
+ * (product of the lanes below) x (product of the lanes above). Per warp ~12 products and
+ * 1/4 of an inversion instead of a whole one (~380 squarings and ~96 products): the
+ * inversion was ~12% of the round kernel at 2^27. Every thread of the block must call it. */
+#define AFF_BT 128
+template <class F> __device__ __forceinline__ F block_inv(const F &a)
+{
+    __shared__ F wt[AFF_BT / 32];
+    const uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const F one = field_traits<F>::one();
+    F pre = a, suf = a;   /* inclusive prefix / suffix products over the lanes */
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        F u = shfl_up_f(pre, d), v = shfl_down_f(suf, d);
+        pre = pre * (lane >= d ? u : one);
+        suf = suf * (lane + d < 32 ? v : one);
+    }
+    if (lane == 31) wt[w] = pre;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        F p[AFF_BT / 32];
+        p[0] = wt[0];
+#pragma unroll
+        for (int k = 1; k < AFF_BT / 32; k++) p[k] = p[k - 1] * wt[k];
+        F inv = f_inv(p[AFF_BT / 32 - 1]);
+#pragma unroll
+        for (int k = AFF_BT / 32 - 1; k > 0; k--) {
+            const F ik = inv * p[k - 1];
+            inv = inv * wt[k];
+            wt[k] = ik;
+        }
+        wt[0] = inv;
+    }
+    __syncthreads();
+    const F pe = shfl_up_f(pre, 1), se = shfl_down_f(suf, 1);
+    F r = wt[w];
+    if (lane > 0) r = r * pe;
+    if (lane < 31) r = r * se;
+    return r;
+}
+
+template <class F, int MINB, bool BINV>
+__global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
+                                                            const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t V = *vcount;
-    if (t >= T || t >= V) return;
-    const uint32_t M = (V - 1 - t) / T + 1;
+    /* BINV: every thread of the block reaches block_inv (idle ones with M = 0) */
+    if (!BINV && (t >= T || t >= V)) return;
+    const uint32_t M = t < T && t < V ? (V - 1 - t) / T + 1 : 0;
     F acc = field_traits<F>::one();
-    uint2 nx = pair[t];
+    uint2 nx = M ? pair[t] : make_uint2(0, 0);
     for (uint32_t k = 0; k < M; k++) {
         const uint32_t o = t + k * T;
         const uint2 pr = nx;
@@ -313,7 +377,10 @@ __global__ void __launch_bounds__(128, MINB) k_aff_round(d_aff<F> *pout, F *pre,
         acc = acc * aff_denom(pin, pr);
         st_vec(&pre[o], acc);
     }
-    F inv = f_inv(acc);
+    F inv;
+    if constexpr (BINV) inv = block_inv(acc);
+    else inv = f_inv(acc);
+    if (!M) return;
     nx = pair[t + (M - 1) * T];
     for (int k = (int)M - 1; k >= 0; k--) {
         const uint32_t o = t + (uint32_t)k * T;
@@ -507,12 +574,15 @@ __device__ __forceinline__ void running_sums(d_xyzz<F> &run, d_xyzz<F> &acc, con
     }
 }
 
-/* acc += m * run (double-and-add over the bits of m). */
+/* acc += m * run (double-and-add over the bits of m, from its highest set bit: the
+ * multiples are bucket offsets below 2^(c-1), so starting at bit 31 doubled infinity 17 or
+ * more times per thread for nothing). */
 template <class F> __device__ __forceinline__ void add_multiple(d_xyzz<F> &acc, const d_xyzz<F> &run, uint32_t m)
 {
+    if (!m) return;
     d_xyzz<F> t;
     xyzz_set_inf(t);
-    for (int bit = 31; bit >= 0; bit--) {
+    for (int bit = 31 - __clz(m); bit >= 0; bit--) {
         xyzz_dbl(t, t);
         if ((m >> bit) & 1) xyzz_add(t, run);
     }
@@ -769,6 +839,11 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
         p.points = (size_t)g * (2 * (size_t)p.S + p.S2 + 1);
     } else {
         uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
+        /* at least kmin buckets per thread: each thread's offset term (add_multiple, ~1.5
+         * additions per bit of s K) costs more than K buckets' running sums below K ~ 16
+         * (ncu, G2 2^24 with K = 2: k_winred 43.5 of 345 ms). CUZK_GPU_MSM_WR_K overrides. */
+        const uint32_t kmin = (uint32_t)env_int("CUZK_GPU_MSM_WR_K", sizeof(F) > 48 ? 16 : 1, 1, 1 << 20);
+        if (B / kmin < S) S = B / kmin ? B / kmin : 1;
         uint32_t s2 = 1;
         while (s2 * 2 <= S) s2 *= 2;
         p.S = s2;
@@ -780,13 +855,19 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 }
 
 /* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
- * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G2); a round runs only while its
+ * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 or CZ_AFF_G1_LARGE / CZ_AFF_G2); a round runs only while its
  * outputs give every thread at least CUZK_GPU_MSM_AFF_MINPT pairs (default 128, so that
  * one inversion per thread stays cheap) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
 #ifndef CZ_AFF_G1
 #define CZ_AFF_G1 2
+#endif
+/* G1 above 2^25 points (one window per sort): a third round pays once the inversion is shared
+ * per block (H200: 2^26 379.8 -> 375.0 ms, 2^27 692.7 -> 690.6; at 2^24 it lost, 107.6 ->
+ * 109.7) */
+#ifndef CZ_AFF_G1_LARGE
+#define CZ_AFF_G1_LARGE 3
 #endif
 #ifndef CZ_AFF_G2
 #define CZ_AFF_G2 3
@@ -803,7 +884,8 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     const bool g2 = sizeof(F) > 48;
     /* H200: G1 2^20 12.7 -> 13.2 ms with one round, 2^22 35.2 -> 32.5 ms with two */
     if (n < (size_t)env_int("CUZK_GPU_MSM_AFF_MIN_N", g2 ? 1 << 20 : 1 << 21, 0, 1 << 30)) return a;
-    const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", g2 ? CZ_AFF_G2 : CZ_AFF_G1, 0, 8);
+    const int rdef = g2 ? CZ_AFF_G2 : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
+    const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
     /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
     const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
@@ -935,6 +1017,9 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
     if (rc) return rc;
     const unsigned TB = 256;
+    /* one inversion per block of the round kernel (block_inv); CUZK_GPU_MSM_AFF_BINV=0: one
+     * per thread (benchmarking) */
+    const bool binv = env_variant("CUZK_GPU_MSM_AFF_BINV", 1, 1) == 1;
     uint32_t *kin = sk, *kout = kalt;
     const d_aff<F> *pin = bases;
     size_t vin_ub = mg;
@@ -949,8 +1034,14 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         CK_LAUNCH();
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
         const uint32_t T = ap.thr[r];
-        /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255 */
-        k_aff_round<F, sizeof(F) == 48 ? 4 : 1><<<gpu_div_up(T, 128), 128, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255. (H200, with
+         * block_inv: capping G1 at 102 / 85 registers for 5 / 6 blocks per SM was slower,
+         * 2^27 692.9 -> 712.3 / 718.4 ms.) */
+        constexpr int MB = sizeof(F) == 48 ? 4 : 1;
+        if (binv)
+            k_aff_round<F, MB, true><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        else
+            k_aff_round<F, MB, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;

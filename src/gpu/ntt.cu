@@ -152,8 +152,9 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
  * trips and barriers, and 2 independent products in flight per thread. An odd k ends with
  * one radix-2 stage of 2 butterflies per thread. Twiddles staged as in k_ntt_pass<.., true>. */
 template <bool DIT>
-__global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
-                            unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
+__device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+                                          unsigned tw_shift, bool inverse, const pass_mul &pre,
+                                          const pass_mul &post)
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
@@ -213,6 +214,26 @@ __global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, con
         __syncthreads();
     }
     tile_store<4>(data, sh, g, q, post, lg);
+}
+
+template <bool DIT>
+__global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+                            unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
+{
+    ntt_pass4<DIT>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
+}
+
+/* The same with registers capped at REG per thread: ncu showed the 2^27 passes at 100
+ * registers, 4 blocks (16 warps) per SM, 9 cycles between a warp's instructions and the issue
+ * slots 44-47% busy, i.e. waiting on the Fr products' dependent latency with too few warps to
+ * cover it. At 72 registers (a few bytes of spills) 6 blocks (24 warps) fit before shared
+ * memory limits them; ncu then shows the FMA-heavy pipe (IMAD) 87% busy, so what is left is
+ * the products themselves (CUZK_GPU_NTT_REG selects the cap). */
+template <bool DIT, int REG>
+__global__ void __maxnreg__(REG) k_ntt_pass4r(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+                                             unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
+{
+    ntt_pass4<DIT>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
 }
 
 __global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)
@@ -392,6 +413,13 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned s0 = 0;
     pass_mul none = {MUL_NONE, {}, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
+    /* register cap of the radix-4 passes: 72 (default), 80 or 0 (none: ~100 registers), read
+     * per transform (H200, 2^27 NTT: 46.4 ms uncapped, 44.3 / 44.0 / 44.8 ms at 64 / 72 / 80;
+     * asking for the largest shared-memory carve-out changed nothing) */
+    const int reg = [] {
+        const char *e = getenv("CUZK_GPU_NTT_REG");
+        return e && e[0] ? atoi(e) : 72;
+    }();
     for (unsigned p = 0; p < np; p++) {
         unsigned k = ks[p];
         uint32_t tiles = (uint32_t)(((size_t)1 << lg) >> k);
@@ -407,11 +435,12 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
         k_ntt_pass<D, S><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b); \
     } while (0)
         if (shtw && k >= 2 && ntt_radix4()) {
-            if (smem > 48 * 1024)
-                CK(cudaFuncSetAttribute(dit ? k_ntt_pass4<true> : k_ntt_pass4<false>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-            if (dit) k_ntt_pass4<true><<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
-            else k_ntt_pass4<false><<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+            void (*kf)(dfr *, unsigned, unsigned, unsigned, const dfr *, unsigned, bool, pass_mul, pass_mul) =
+                dit ? k_ntt_pass4<true> : k_ntt_pass4<false>;
+            if (reg == 72) kf = dit ? k_ntt_pass4r<true, 72> : k_ntt_pass4r<false, 72>;
+            else if (reg == 80) kf = dit ? k_ntt_pass4r<true, 80> : k_ntt_pass4r<false, 80>;
+            if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            kf<<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
         } else if (dit && shtw) CZ_NTT(true, true);
         else if (dit) CZ_NTT(true, false);
         else if (shtw) CZ_NTT(false, true);

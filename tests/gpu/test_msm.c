@@ -238,10 +238,12 @@ TEST(msm_batch_affine_rounds_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *minpt[] = {"2", "7"};
-    for (int k = 0; k < 2; k++) {
-        setenv("CUZK_GPU_MSM_AFF", k ? "2" : "3", 1);
-        setenv("CUZK_GPU_MSM_AFF2", k ? "1" : "2", 1);
-        setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k], 1);
+    /* k = 0, 1: one inversion per block (block_inv, the default); k = 2: one per thread */
+    for (int k = 0; k < 3; k++) {
+        setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
+        setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : "3", 1);
+        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : "2", 1);
+        setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
         setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
         const size_t ns[] = {1000, 4097, 65537};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -272,6 +274,7 @@ TEST(msm_batch_affine_rounds_match_cpu)
     unsetenv("CUZK_GPU_MSM_AFF2");
     unsetenv("CUZK_GPU_MSM_AFF_MINPT");
     unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
+    unsetenv("CUZK_GPU_MSM_AFF_BINV");
     gpu_ctx_free(ctx);
 }
 
