@@ -819,12 +819,7 @@ struct wr_plan {
     uint32_t S, K, S2, K2;
     size_t points;   /* scratch points after the buckets: level-1 sums, runs, level-2 sums, totals */
 };
-static bool winred_two_level(void)
-{
-    static int v = -1;
-    if (v < 0) v = env_variant("CUZK_GPU_MSM_WR2", 1, 1);
-    return v == 1;
-}
+static bool winred_two_level(void) { return env_variant("CUZK_GPU_MSM_WR2", 1, 1) == 1; }
 template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 {
     wr_plan p;
