@@ -144,6 +144,11 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
             if (c->stage[w].ev[i]) cudaEventDestroy(c->stage[w].ev[i]);
         }
     if (c->up_st) cudaStreamDestroy(c->up_st);
+    if (c->red_st) cudaStreamDestroy(c->red_st);
+    for (int i = 0; i < 2; i++) {
+        if (c->acc_ev[i]) cudaEventDestroy(c->acc_ev[i]);
+        if (c->red_ev[i]) cudaEventDestroy(c->red_ev[i]);
+    }
     free(c);
 }
 

@@ -89,6 +89,11 @@ struct gpu_ctx {
      * upload stream */
     bool force_stream;
     cudaStream_t up_st;
+    /* MSM window reductions on their own stream (msm.cu, created on first use): window group
+     * i's reduction overlaps group i+1's digits, sort and rounds; acc_ev[p] marks group p's
+     * buckets complete, red_ev[p] their reduction done (p = group parity) */
+    cudaStream_t red_st;
+    cudaEvent_t acc_ev[2], red_ev[2];
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */

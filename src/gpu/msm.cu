@@ -820,6 +820,16 @@ struct wr_plan {
     size_t points;   /* scratch points after the buckets: level-1 sums, runs, level-2 sums, totals */
 };
 static bool winred_two_level(void) { return env_variant("CUZK_GPU_MSM_WR2", 1, 1) == 1; }
+/* Window reductions of group i on ctx->red_st while group i + 1 is digitised, sorted and
+ * reduced (the buckets and reduction buffers double-buffered by group parity); the reduction
+ * kernels are latency-bound chains on few threads (ncu: ~10% of a G1 2^24 or 2^26 MSM).
+ * H200, same process: G1 2^24 / 2^26 / 2^27 107.5 / 374.9 / 691.5 -> 105.3 / 362.4 / 681.7 ms;
+ * G2 (one-level reduction, already short) 2^24 312.1 -> 315.0, so G1 only by default.
+ * CUZK_GPU_MSM_OVERLAP=0|1 forces it off or on for both groups. */
+template <class F> static bool msm_overlap(void)
+{
+    return env_variant("CUZK_GPU_MSM_OVERLAP", sizeof(F) == 48 ? 1 : 0, 1) == 1;
+}
 template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 {
     wr_plan p;
@@ -850,7 +860,7 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 }
 
 /* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
- * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 or CZ_AFF_G1_LARGE / CZ_AFF_G2); a round runs only while its
+ * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 or CZ_AFF_G1_LARGE / CZ_AFF_G2 or CZ_AFF_G2_LARGE); a round runs only while its
  * outputs give every thread at least CUZK_GPU_MSM_AFF_MINPT pairs (default 128, so that
  * one inversion per thread stays cheap) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
@@ -867,6 +877,10 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 #ifndef CZ_AFF_G2
 #define CZ_AFF_G2 3
 #endif
+/* G2 above 2^23 points: a fourth round (H200, 2^24: 3 / 4 / 5 rounds 317.3 / 312.1 / 325.4 ms) */
+#ifndef CZ_AFF_G2_LARGE
+#define CZ_AFF_G2_LARGE 4
+#endif
 struct aff_plan {
     unsigned rounds;
     size_t out[8];       /* upper bound on each round's outputs */
@@ -879,7 +893,8 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     const bool g2 = sizeof(F) > 48;
     /* H200: G1 2^20 12.7 -> 13.2 ms with one round, 2^22 35.2 -> 32.5 ms with two */
     if (n < (size_t)env_int("CUZK_GPU_MSM_AFF_MIN_N", g2 ? 1 << 20 : 1 << 21, 0, 1 << 30)) return a;
-    const int rdef = g2 ? CZ_AFF_G2 : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
+    const int rdef = g2 ? (n > ((size_t)1 << 23) ? CZ_AFF_G2_LARGE : CZ_AFF_G2)
+                        : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
     /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
@@ -916,7 +931,8 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
-        {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X}, {SL_WIN, (size_t)W * X},
+        {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X * (msm_overlap<F>() && W > g ? 2 : 1)},
+        {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
         {SL_AFF_PTS0, o1 * sizeof(d_aff<F>)}, {SL_AFF_PTS1, o2 * sizeof(d_aff<F>)}, {SL_AFF_PRE, o1 * sizeof(F)},
         {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? ab + ((size_t)1 << 20) : 0},
@@ -1031,7 +1047,9 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         const uint32_t T = ap.thr[r];
         /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255. (H200, with
          * block_inv: capping G1 at 102 / 85 registers for 5 / 6 blocks per SM was slower,
-         * 2^27 692.9 -> 712.3 / 718.4 ms.) */
+         * 2^27 692.9 -> 712.3 / 718.4 ms; G2 at 170 registers for 3 blocks, although ncu
+         * shows its rounds at 8 warps per SM waiting on dependent latency with the IMAD pipe
+         * 64% busy, was slower too: 2^24 312.7 -> 334.8 ms.) */
         constexpr int MB = sizeof(F) == 48 ? 4 : 1;
         if (binv)
             k_aff_round<F, MB, true><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
@@ -1143,17 +1161,24 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_BSTART, (size_t)nb * 4, &bstart, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
     if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, 2 * nthr * sizeof(d_xyzz<F>), &partial, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, ((size_t)nb + wr.points) * sizeof(d_xyzz<F>), &buckets, err);
+    /* two bucket sets (by window-group parity) when the reductions overlap the next group */
+    const bool ovl = msm_overlap<F>() && n && W > g;
+    const size_t bset = (size_t)nb + wr.points;   /* buckets + reduction buffers, in points */
+    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, bset * (ovl ? 2 : 1) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
     void *planes_d = NULL, *carry_d = NULL;
     if (!rc && planes) rc = gpu_scratch(ctx, SL_PLANES, n * sizeof(fr_t), &planes_d, err);
     if (!rc && planes) rc = gpu_scratch(ctx, SL_CARRY, n, &carry_d, err);
     if (rc) return rc;
-    d_xyzz<F> *segsum = (d_xyzz<F> *)buckets + nb;
-    d_xyzz<F> *wr_runs = segsum + (size_t)g * S;            /* two-level only */
-    d_xyzz<F> *wr_l2 = wr_runs + (size_t)g * S;
-    d_xyzz<F> *wr_tot = wr_l2 + (size_t)g * wr.S2;
+    if (ovl && !ctx->red_st) {
+        CK(cudaStreamCreateWithFlags(&ctx->red_st, cudaStreamNonBlocking));
+        for (int i = 0; i < 2; i++) {
+            CK(cudaEventCreateWithFlags(&ctx->acc_ev[i], cudaEventDisableTiming));
+            CK(cudaEventCreateWithFlags(&ctx->red_ev[i], cudaEventDisableTiming));
+        }
+    }
+    cudaStream_t rs = ovl ? ctx->red_st : st;   /* the reductions' stream */
     uint32_t *d_total = (uint32_t *)small, *d_heavy_count = d_total + 1;
     void *heavy;
     rc = gpu_scratch(ctx, SL_HEAVY, (size_t)nb * 4, &heavy, err);
@@ -1174,8 +1199,15 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 
     const unsigned TB = 256;
-    for (unsigned w0 = 0; n && w0 < W; w0 += g) {
+    unsigned grp = 0;   /* window group number; its parity picks the bucket set */
+    for (unsigned w0 = 0; n && w0 < W; w0 += g, grp++) {
         unsigned gg = W - w0 < g ? W - w0 : g;
+        const unsigned par = ovl ? (grp & 1) : 0;
+        d_xyzz<F> *bk = (d_xyzz<F> *)buckets + par * bset;
+        d_xyzz<F> *segsum = bk + nb;
+        d_xyzz<F> *wr_runs = segsum + (size_t)g * S;            /* two-level only */
+        d_xyzz<F> *wr_l2 = wr_runs + (size_t)g * S;
+        d_xyzz<F> *wr_tot = wr_l2 + (size_t)g * wr.S2;
         uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * B;
         if (planes) {   /* g == 1 */
             if (w0 == 0) {
@@ -1211,48 +1243,57 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         }
         d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
         size_t nt = (size_t)mg / L + 1;
-        launch_accum_u<F>(nt, st, (d_xyzz<F> *)buckets, head, tail, akeys, avals, abases, d_total, L);
+        /* bucket set `par` is free once group grp - 2's reduction is done */
+        if (ovl && grp >= 2) CK(cudaStreamWaitEvent(st, ctx->red_ev[par], 0));
+        launch_accum_u<F>(nt, st, bk, head, tail, akeys, avals, abases, d_total, L);
         CK_LAUNCH();
         if (red_inline())
-            k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+            k_combine_u<F, true><<<gpu_div_up(nbg, 128), 128, 0, st>>>(bk, (uint32_t *)heavy, d_heavy_count,
                                                                        head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
         else
-            k_combine_u<F, false><<<gpu_div_up(nbg, 128), 128, 0, st>>>((d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count,
+            k_combine_u<F, false><<<gpu_div_up(nbg, 128), 128, 0, st>>>(bk, (uint32_t *)heavy, d_heavy_count,
                                                                         head, tail, (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
         CK_LAUNCH();
         size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
         k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
-            (d_xyzz<F> *)buckets, (uint32_t *)heavy, d_heavy_count, head, tail, (uint32_t *)bstart, (uint32_t *)bend, L);
+            bk, (uint32_t *)heavy, d_heavy_count, head, tail, (uint32_t *)bstart, (uint32_t *)bend, L);
         CK_LAUNCH();
+        if (ovl) {   /* the buckets are complete: reduce them on rs */
+            CK(cudaEventRecord(ctx->acc_ev[par], st));
+            CK(cudaStreamWaitEvent(rs, ctx->acc_ev[par], 0));
+        }
         if (wr.two) {
             const unsigned gs = gpu_div_up((size_t)gg * S, 64), gs2 = gpu_div_up((size_t)gg * wr.S2, 64);
             if (red_inline()) {
-                k_winred_l1<F, true><<<gs, 64, 0, st>>>(segsum, wr_runs, (d_xyzz<F> *)buckets, B, S, K, gg);
+                k_winred_l1<F, true><<<gs, 64, 0, rs>>>(segsum, wr_runs, bk, B, S, K, gg);
                 CK_LAUNCH();
-                k_winred_l2<F, true><<<gs2, 64, 0, st>>>(wr_l2, wr_runs, S, wr.K2, gg);
+                k_winred_l2<F, true><<<gs2, 64, 0, rs>>>(wr_l2, wr_runs, S, wr.K2, gg);
             } else {
-                k_winred_l1<F, false><<<gs, 64, 0, st>>>(segsum, wr_runs, (d_xyzz<F> *)buckets, B, S, K, gg);
+                k_winred_l1<F, false><<<gs, 64, 0, rs>>>(segsum, wr_runs, bk, B, S, K, gg);
                 CK_LAUNCH();
-                k_winred_l2<F, false><<<gs2, 64, 0, st>>>(wr_l2, wr_runs, S, wr.K2, gg);
+                k_winred_l2<F, false><<<gs2, 64, 0, rs>>>(wr_l2, wr_runs, S, wr.K2, gg);
             }
             CK_LAUNCH();
-            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
-            if (!rc) rc = reduce_groups<F>(ctx, wr_tot, wr_l2, gg, wr.S2, st, err);
+            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, rs, err);
+            if (!rc) rc = reduce_groups<F>(ctx, wr_tot, wr_l2, gg, wr.S2, rs, err);
             if (rc) return rc;
             unsigned lgk = 0;
             while ((1u << lgk) < K) lgk++;
-            k_win_fix<F><<<1, gg, 0, st>>>((d_xyzz<F> *)win + w0, wr_tot, lgk, gg);
+            k_win_fix<F><<<1, gg, 0, rs>>>((d_xyzz<F> *)win + w0, wr_tot, lgk, gg);
             CK_LAUNCH();
         } else {
             if (red_inline())
-                k_winred<F, true><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+                k_winred<F, true><<<gpu_div_up((size_t)gg * S, 64), 64, 0, rs>>>(segsum, bk, B, S, K, gg);
             else
-                k_winred<F, false><<<gpu_div_up((size_t)gg * S, 64), 64, 0, st>>>(segsum, (d_xyzz<F> *)buckets, B, S, K, gg);
+                k_winred<F, false><<<gpu_div_up((size_t)gg * S, 64), 64, 0, rs>>>(segsum, bk, B, S, K, gg);
             CK_LAUNCH();
-            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, st, err);
+            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, rs, err);
             if (rc) return rc;
         }
+        if (ovl) CK(cudaEventRecord(ctx->red_ev[par], rs));
     }
+    /* the last reductions (rs is in order) before the window sums are read */
+    if (ovl && grp) CK(cudaStreamWaitEvent(st, ctx->red_ev[(grp - 1) & 1], 0));
     return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
 }
 

@@ -238,11 +238,12 @@ TEST(msm_batch_affine_rounds_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *minpt[] = {"2", "7"};
-    /* k = 0, 1: one inversion per block (block_inv, the default); k = 2: one per thread */
+    /* k = 0, 1: one inversion per block (block_inv, the default); k = 2: one per thread;
+     * k = 0: four G2 rounds */
     for (int k = 0; k < 3; k++) {
         setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
         setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : "3", 1);
-        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : "2", 1);
+        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 ? "4" : "2", 1);
         setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
         setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
         const size_t ns[] = {1000, 4097, 65537};
@@ -323,6 +324,30 @@ TEST(msm_measured_window_sizes_match_cpu)
 /* One window per sort (what MSMs of more than 2^25 points do, forced here by
  * CUZK_GPU_MSM_G=1): the digits come from plain-scalar word planes with the Booth carry passed
  * from window to window; CUZK_GPU_MSM_PLANES=0 takes the per-window k_digits path instead. */
+/* Window reductions on their own stream, overlapping the next window group (G1's default;
+ * forced for G2 here), and in line (CUZK_GPU_MSM_OVERLAP=0): with one window per group (CUZK_GPU_MSM_G=1) the two bucket
+ * sets alternate over many groups, so a missing wait between a group's reduction and the
+ * reuse of its buckets two groups later would change the sums. */
+TEST(msm_overlapped_window_reductions_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    for (int ovl = 1; ovl >= 0; ovl--) {
+        setenv("CUZK_GPU_MSM_OVERLAP", ovl ? "1" : "0", 1);
+        for (int one = 1; one >= 0; one--) {
+            if (one) setenv("CUZK_GPU_MSM_G", "1", 1);
+            else unsetenv("CUZK_GPU_MSM_G");
+            check_g1(ctx, 65537, SC_RANDOM, false);
+            check_g1(ctx, 20000, SC_EDGE, true);
+            check_g1(ctx, 5000, SC_MIXED01, false);
+            check_g2(ctx, 4097, SC_RANDOM);
+            check_g2(ctx, 2000, SC_EDGE);
+        }
+    }
+    unsetenv("CUZK_GPU_MSM_G");
+    unsetenv("CUZK_GPU_MSM_OVERLAP");
+    gpu_ctx_free(ctx);
+}
+
 TEST(msm_digit_planes_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
