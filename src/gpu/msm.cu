@@ -211,8 +211,9 @@ __global__ void k_bounds(uint32_t *bstart, uint32_t *bend, uint32_t *valid, cons
  * thread t takes the outputs o = t + k T (k < M, strided so that neighbouring threads touch
  * neighbouring entries) and inverts the product of its M denominators once (Montgomery's
  * trick: 3 products per pair), so a pair costs ~6 products (lambda, lambda^2, y3 and the trick)
- * instead of the ~10 of an XYZZ mixed addition, plus one Fermat inversion per thread (~490
- * products over M ~ 500-1000 pairs). After R rounds the reduced list (explicit points, same
+ * instead of the ~10 of an XYZZ mixed addition, plus a share of one Fermat inversion (~490
+ * products) per block of 128 threads (block_inv; CUZK_GPU_MSM_AFF_BINV=0: one per thread,
+ * over its M ~ 100-1000 pairs). After R rounds the reduced list (explicit points, same
  * bucket order, 2^R times shorter runs) goes through the unchanged XYZZ accumulation. */
 
 /* cnt[b] = outputs of bucket b in this round = ceil(len / 2) */
