@@ -297,23 +297,15 @@ template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, u
     return d;
 }
 
-/* Lane shuffles of a field element (all 32 lanes take part). */
-template <class F> __device__ __forceinline__ F shfl_up_f(const F &a, unsigned d)
+/* A field element from lane - d (UP) or lane + d of the warp (all 32 lanes take part). */
+template <bool UP, class F> __device__ __forceinline__ F shfl_f(const F &a, unsigned d)
 {
     F r;
     const uint32_t *s = (const uint32_t *)&a;
     uint32_t *o = (uint32_t *)&r;
 #pragma unroll
-    for (int i = 0; i < (int)(sizeof(F) / 4); i++) o[i] = __shfl_up_sync(0xffffffffu, s[i], d);
-    return r;
-}
-template <class F> __device__ __forceinline__ F shfl_down_f(const F &a, unsigned d)
-{
-    F r;
-    const uint32_t *s = (const uint32_t *)&a;
-    uint32_t *o = (uint32_t *)&r;
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(F) / 4); i++) o[i] = __shfl_down_sync(0xffffffffu, s[i], d);
+    for (int i = 0; i < (int)(sizeof(F) / 4); i++)
+        o[i] = UP ? __shfl_up_sync(0xffffffffu, s[i], d) : __shfl_down_sync(0xffffffffu, s[i], d);
     return r;
 }
 
@@ -332,7 +324,7 @@ template <class F> __device__ __forceinline__ F block_inv(const F &a)
     F pre = a, suf = a;   /* inclusive prefix / suffix products over the lanes */
 #pragma unroll
     for (unsigned d = 1; d < 32; d <<= 1) {
-        F u = shfl_up_f(pre, d), v = shfl_down_f(suf, d);
+        F u = shfl_f<true>(pre, d), v = shfl_f<false>(suf, d);
         pre = pre * (lane >= d ? u : one);
         suf = suf * (lane + d < 32 ? v : one);
     }
@@ -353,7 +345,7 @@ template <class F> __device__ __forceinline__ F block_inv(const F &a)
         wt[0] = inv;
     }
     __syncthreads();
-    const F pe = shfl_up_f(pre, 1), se = shfl_down_f(suf, 1);
+    const F pe = shfl_f<true>(pre, 1), se = shfl_f<false>(suf, 1);
     F r = wt[w];
     if (lane > 0) r = r * pe;
     if (lane < 31) r = r * se;
@@ -861,9 +853,9 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 }
 
 /* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
- * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 or CZ_AFF_G1_LARGE / CZ_AFF_G2 or CZ_AFF_G2_LARGE); a round runs only while its
- * outputs give every thread at least CUZK_GPU_MSM_AFF_MINPT pairs (default 128, so that
- * one inversion per thread stays cheap) on at least 256 threads; threads per round are
+ * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G1_LARGE, CZ_AFF_G2 / CZ_AFF_G2_LARGE
+ * by size); a round runs only while its outputs give every thread at least
+ * CUZK_GPU_MSM_AFF_MINPT pairs (default 128) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
 #ifndef CZ_AFF_G1
@@ -1294,7 +1286,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         if (ovl) CK(cudaEventRecord(ctx->red_ev[par], rs));
     }
     /* the last reductions (rs is in order) before the window sums are read */
-    if (ovl && grp) CK(cudaStreamWaitEvent(st, ctx->red_ev[(grp - 1) & 1], 0));
+    if (ovl) CK(cudaStreamWaitEvent(st, ctx->red_ev[(grp - 1) & 1], 0));
     return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
 }
 

@@ -321,13 +321,10 @@ TEST(msm_measured_window_sizes_match_cpu)
     gpu_ctx_free(ctx);
 }
 
-/* One window per sort (what MSMs of more than 2^25 points do, forced here by
- * CUZK_GPU_MSM_G=1): the digits come from plain-scalar word planes with the Booth carry passed
- * from window to window; CUZK_GPU_MSM_PLANES=0 takes the per-window k_digits path instead. */
 /* Window reductions on their own stream, overlapping the next window group (G1's default;
- * forced for G2 here), and in line (CUZK_GPU_MSM_OVERLAP=0): with one window per group (CUZK_GPU_MSM_G=1) the two bucket
- * sets alternate over many groups, so a missing wait between a group's reduction and the
- * reuse of its buckets two groups later would change the sums. */
+ * forced for G2 here), and in line (CUZK_GPU_MSM_OVERLAP=0): with one window per group
+ * (CUZK_GPU_MSM_G=1) the two bucket sets alternate over many groups, so a missing wait between
+ * a group's reduction and the reuse of its buckets two groups later would change the sums. */
 TEST(msm_overlapped_window_reductions_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
@@ -348,6 +345,9 @@ TEST(msm_overlapped_window_reductions_match_cpu)
     gpu_ctx_free(ctx);
 }
 
+/* One window per sort (what MSMs of more than 2^25 points do, forced here by
+ * CUZK_GPU_MSM_G=1): the digits come from plain-scalar word planes with the Booth carry passed
+ * from window to window; CUZK_GPU_MSM_PLANES=0 takes the per-window k_digits path instead. */
 TEST(msm_digit_planes_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
