@@ -5,7 +5,8 @@
 #   STEPS   tests | stream-tests | variants | g2variant | msm | ntt | sass | ncu | porep22 | porep27 |
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
-#           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls
+#           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
+#           lean | pipeline27
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -23,7 +24,7 @@ run_step() {   # name, timeout seconds, command...
     local t0=$(date +%s)
     timeout "$to" "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
-    note "== $name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E '^suite:|median|phase|build |upload|error|FAIL' "$OUT/$name.log" | tail -${TAILN:-6} | tr '\n' '|')"
+    note "== $name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E '^suite:|median|phase|pipeline|build |upload|error|FAIL' "$OUT/$name.log" | tail -${TAILN:-6} | tr '\n' '|')"
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,temperature.gpu --format=csv > "$OUT/smi.txt" 2>&1
@@ -179,6 +180,14 @@ for step in "$@"; do
         # register cap of the radix-4 NTT passes (0: none, 100 registers, 16 warps/SM)
         run_step ntt_reg 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80}
         run_step h_reg 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80} ;;
+    lean)
+        # the lean backward pass of the batch-affine rounds (CUZK_GPU_MSM_AFF_LEAN=0|1|2) and
+        # its extra block per SM, G2 first (the latency-bound one)
+        run_step msm_g2_lean 400 "$BENCH" gpu-msm --g 2 --lg 20 --lg 22 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_LEAN=${LEANS:-0,1,2}
+        run_step msm_g1_lean 500 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5 --vary CUZK_GPU_MSM_AFF_LEAN=${LEANS:-0,1,2} ;;
+    pipeline27)
+        # two provers with witness prefetch against one prover, key resident
+        TAILN=4 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key resident --reps 3 --pipeline ${PROOFS:-6} ;;
     ncu-stalls)
         # why warps wait: stall reasons and pipe use of the NTT passes and the MSM round kernel
         if command -v ncu > /dev/null; then
@@ -189,7 +198,10 @@ for step in "$@"; do
         fi ;;
     cmp-ntt)
         [ -x "${BASE:-}/bin/cuzk-bench-gpu" ] && run_step ntt_base 300 "$BASE/bin/cuzk-bench-gpu" gpu-ntt --lg 24 --lg 27 --reps 5
-        run_step ntt_new 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 ;;
+        run_step ntt_new 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        [ -x "${BASE:-}/bin/cuzk-bench-gpu" ] && run_step h_base 300 "$BASE/bin/cuzk-bench-gpu" gpu-h --lg 27 --reps 5
+        run_step h_new 300 "$BENCH" gpu-h --lg 27 --reps 5
+        [ -x "${BASE:-}/bin/cuzk-bench-gpu" ] && run_step ntt_base2 300 "$BASE/bin/cuzk-bench-gpu" gpu-ntt --lg 27 --reps 5 ;;
     fieldmix)
         # instruction mix of the field kernels in $B/sass/k.cubin (products, squares, Fp2)
         if command -v cuobjdump > /dev/null && [ -f "$B/sass/k.cubin" ]; then

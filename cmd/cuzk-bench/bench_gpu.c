@@ -2,6 +2,7 @@
  * sums, device-resident inputs, CUDA events, median after one warm-up) and gpu-prove (the GPU
  * backend on the synthetic circuit against the CPU backend). Needs the `make gpu` build
  * (build/bin/cuzk-bench-gpu); the CPU build answers "no GPU support". */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,13 +562,87 @@ static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streame
     return CUZK_OK;
 }
 
+/* --pipeline P: P proofs back to back with the key resident, first by one prover (each
+ * proof uploads its witness), then by two provers on two witnesses sharing the device the
+ * daemon's way: stage the witness outside the device lock (gpu_g16_stage_witness), prove
+ * under it, so one upload runs beside the other prover's kernels. Per-proof wall times of
+ * both in the same process. */
+struct pipe_prover {
+    struct gpu_ctx *ctx;
+    struct plike *pl;
+    struct g16_assignment w;
+    int proofs, hits, rc;
+    struct cuzk_error err;
+};
+
+static void *pipe_main(void *arg)
+{
+    struct pipe_prover *p = arg;
+    for (int i = 0; i < p->proofs && !p->rc; i++) {
+        struct cuzk_error se;
+        int src = gpu_g16_stage_witness(p->ctx, p->pl->s, &p->w, &se);
+        gpu_ctx_lock(p->ctx);
+        struct g16_proof pr;
+        p->rc = g16_prove(&pr, p->pl->s, p->pl->pk, &p->w, 1, NULL, NULL, gpu_g16_backend, p->ctx, NULL, &p->err);
+        p->hits += !src && gpu_ctx_last_witness_staged(p->ctx);
+        gpu_ctx_unlock(p->ctx);
+        gpu_g16_unstage_witness(p->ctx, p->pl->s, &p->w);
+        if (src && i == 0) printf("[pipeline] not staged: %s\n", se.msg);
+    }
+    return NULL;
+}
+
+static int pl_pipeline(struct gpu_ctx *ctx, struct plike *pl, int proofs, struct cuzk_error *err)
+{
+    const size_t aux_b = (size_t)pl->s->n_aux * sizeof(fr_t);
+    fr_t *aux2 = cuzk_malloc(aux_b);
+    if (!aux2) return cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep --pipeline: second witness (%zu bytes)", aux_b);
+    memcpy(aux2, pl->aux, aux_b);
+    struct g16_assignment w = {pl->in, pl->aux};
+    struct g16_proof pr;
+    int rc = CUZK_OK;
+    uint64_t t0 = cuzk_now_ns();
+    for (int i = 0; i < proofs && !rc; i++)
+        rc = g16_prove(&pr, pl->s, pl->pk, &w, 1, NULL, NULL, gpu_g16_backend, ctx, NULL, err);
+    double seq = ms_of(cuzk_now_ns() - t0) / proofs;
+    if (!rc) {
+        struct pipe_prover pp[2];
+        pthread_t th[2];
+        memset(pp, 0, sizeof pp);
+        t0 = cuzk_now_ns();
+        for (int k = 0; k < 2; k++) {
+            pp[k].ctx = ctx;
+            pp[k].pl = pl;
+            pp[k].w = (struct g16_assignment){pl->in, k ? aux2 : pl->aux};
+            pp[k].proofs = proofs / 2 + (k < proofs % 2);
+            if (pthread_create(&th[k], NULL, pipe_main, &pp[k])) {
+                pp[k].proofs = 0;
+                pp[k].rc = cuzk_fail(&pp[k].err, CUZK_E_NOMEM, "gpu-porep --pipeline: thread");
+            }
+        }
+        for (int k = 0; k < 2; k++)
+            if (pp[k].proofs) pthread_join(th[k], NULL);
+        double pipe = ms_of(cuzk_now_ns() - t0) / proofs;
+        for (int k = 0; k < 2 && !rc; k++)
+            if (pp[k].rc) rc = pp[k].rc, *err = pp[k].err;
+        if (!rc)
+            printf("gpu_porep_pipeline %d proofs: one prover %.1f ms/proof, two provers with witness prefetch "
+                   "%.1f ms/proof (%.3fx; %d of %d witnesses staged)\n",
+                   proofs, seq, pipe, seq / pipe, pp[0].hits + pp[1].hits, proofs);
+        fflush(stdout);
+    }
+    cuzk_free(aux2);
+    return rc;
+}
+
 BENCH_CMD(gpu_porep, "gpu-porep",
           "GPU prove of a PoRep-32GiB-shaped synthetic partition, random SRS (timed, not verified): "
-          "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1|2] [--reps R] [--force 1] [--cpu-check 1]; "
-          "--pinned 1: key in cudaMallocHost memory, 2: key and witness page-locked in place")
+          "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1|2] [--reps R] [--force 1] [--cpu-check 1] "
+          "[--pipeline P]; --pinned 1: key in cudaMallocHost memory, 2: key and witness page-locked in place; "
+          "--pipeline P: P proofs by one prover, then by two provers with witness prefetch")
 {
     unsigned lg = 27;
-    int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0;
+    int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0, pipeline = 0;
     const char *key = "both";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -580,10 +655,11 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         else if (!strcmp(a, "--device")) dev = atoi(v);
         else if (!strcmp(a, "--force")) force = atoi(v);
         else if (!strcmp(a, "--cpu-check")) cpu_check = atoi(v);
+        else if (!strcmp(a, "--pipeline")) pipeline = atoi(v);
         else goto usage;
         i++;
     }
-    if (lg < 10 || lg > 27 || reps < 1 || reps > 100 ||
+    if (lg < 10 || lg > 27 || reps < 1 || reps > 100 || pipeline < 0 || pipeline > 100 ||
         (strcmp(key, "resident") && strcmp(key, "streamed") && strcmp(key, "both")))
         goto usage;
     {
@@ -592,7 +668,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
                        0.25 * (double)na * sizeof(g2_aff_t);
         double shape_b = 3.0 * (double)(rows + 1) * 8 + (double)(PL_INPUTS + 4 * na) * 6 + (double)na / 4;
         double wit_b = (double)(na + PL_INPUTS) * sizeof(fr_t);
-        double host = key_b + shape_b + wit_b;
+        double host = key_b + shape_b + wit_b * (pipeline ? 2 : 1);
         double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
         printf("porep-like 2^%u: %llu constraints, %u inputs, %llu aux; host memory: key %.1f GiB%s, shape %.1f GiB, "
                "witness %.1f GiB, total %.1f GiB of %.1f GiB\n",
@@ -654,6 +730,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
             if (!ctx) rc = CUZK_E_NO_GPU, snprintf(err.msg, sizeof err.msg, "no GPU context");
         }
         if (!rc && ctx && strcmp(key, "streamed")) rc = pl_time(ctx, &pl, reps, false, &err);
+        if (!rc && ctx && strcmp(key, "streamed") && pipeline) rc = pl_pipeline(ctx, &pl, pipeline, &err);
         if (!rc && ctx && strcmp(key, "resident")) rc = pl_time(ctx, &pl, reps, true, &err);
         if (rc) fprintf(stderr, "gpu-porep: %s\n", err.msg);
         if (ctx) gpu_ctx_unload(ctx);
@@ -669,6 +746,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
     }
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-porep --lg LG (10..27) [--key resident|streamed|both] [--streamed] "
-                    "[--pinned 0|1|2] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)]\n");
+                    "[--pinned 0|1|2] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)] "
+                    "[--pipeline P (resident key: P proofs by one prover, then two with witness prefetch)]\n");
     return 2;
 }

@@ -34,6 +34,15 @@ static int seam_load_pk(void *ctx, const struct g16_pk *pk, struct cuzk_error *e
     return gpu_ctx_load_pk(ctx, pk, err);
 }
 static void seam_unload(void *ctx) { gpu_ctx_unload(ctx); }
+static int seam_stage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                      struct cuzk_error *err)
+{
+    return gpu_g16_stage_witness(ctx, s, w, err);
+}
+static void seam_unstage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w)
+{
+    gpu_g16_unstage_witness(ctx, s, w);
+}
 
 static void close_all(unsigned n)
 {
@@ -65,6 +74,8 @@ int daemon_gpu_ops(const struct engine_gpu_ops **out, const struct cuzk_config *
     ops.host_pin = gpu_host_register;
     ops.host_unpin = gpu_host_unregister;
     ops.backend = gpu_g16_backend;
+    ops.stage = seam_stage;
+    ops.unstage = seam_unstage;
     ops.cpu_reason = cpu_reason;
     *out = &ops;
 

@@ -93,6 +93,13 @@ struct engine_gpu_ops {
     int (*host_pin)(void *p, size_t bytes, struct cuzk_error *err);
     void (*host_unpin)(void *p);
     g16_backend_fn backend;
+    /* Witness prefetch (both nullable): before taking the device lock, a prover uploads its
+     * witness (stage) so the copy runs beside the kernels of the proof that holds the lock;
+     * unstage after the backend call drops a copy the call did not take. A failed stage is
+     * logged at debug level only: the backend then uploads the witness itself. */
+    int (*stage)(void *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                 struct cuzk_error *err);
+    void (*unstage)(void *ctx, const struct g16_shape *s, const struct g16_assignment *w);
     const char *cpu_reason;                     /* n_devices == 0: why ("no GPU found: ...") */
 };
 

@@ -92,6 +92,25 @@ int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
                     const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
                     struct g16_timings *t, struct cuzk_error *err);
 
+/* Witness prefetch. gpu_g16_stage_witness uploads witness w of shape s ahead of its proof into
+ * one of the context's two device witness buffers, on its own stream and staging chunks; it
+ * may run on any thread, also while another thread is inside gpu_g16_backend on the same
+ * context (the copy engine works beside the kernels), and takes no device lock. The next
+ * gpu_g16_backend call for the same assignment (same inputs/aux pointers and sizes) then
+ * skips its own upload (~90 ms for a 32 GiB PoRep partition). The caller must not change the
+ * witness in between, and must either prove it or call gpu_g16_unstage_witness (a staged
+ * copy is known by its pointers, which a later witness may reuse). Declining is not an
+ * error of the proof, whose backend call then uploads as before: CUZK_E_UNSUPPORTED before
+ * the context's first proof (its working memory is not sized yet), CUZK_E_GPU_NOMEM when a
+ * second witness buffer would not fit with 1 GiB to spare, CUZK_E_BUSY when both buffers
+ * are in use. */
+int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                          const struct g16_assignment *w, struct cuzk_error *err);
+void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                             const struct g16_assignment *w);
+/* Whether the last gpu_g16_backend call on ctx found its witness staged (diagnostics, tests). */
+bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx);
+
 /* ---- kernels on host buffers (upload, compute, download) ----
  * Same contracts as the CPU oracles in groth16.h / ec.h. */
 int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,

@@ -128,13 +128,27 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
     struct dev_call *c = dev_call;
     struct engine *e = c->e;
     /* Only the kernels run under the device lock: the witness was computed before, and the
-     * proof assembly (g16_prove) and verification run after this returns. */
+     * proof assembly (g16_prove) and verification run after this returns. The witness upload
+     * runs before the lock, beside the kernels of the prover that holds it. */
+    void *ctx = e->dev_ctx[c->dev];
+    if (e->gpu.stage) {
+        struct cuzk_error serr;
+        cuzk_error_clear(&serr);
+        uint64_t t0 = cuzk_now_ns();
+        int src = e->gpu.stage(ctx, s, w, &serr);
+        if (src)
+            cuzk_log(CLOG_DEBUG, "witness not prefetched (worker=%u partition=%u): %s", c->worker, c->part, serr.msg);
+        else
+            clog_timeline("WITNESS_STAGED", c->job_id, "worker=%u,partition=%u,ms=%" PRIu64, c->worker, c->part,
+                          (cuzk_now_ns() - t0) / 1000000);
+    }
     dev_lock(e, c->dev);
     clog_timeline("GPU_START", c->job_id, "worker=%u,partition=%u,gpu=%d", c->worker, c->part,
                   e->gpu_ordinals[c->dev]);
     int rc = make_resident(e, c->dev, c->srs, err);
-    if (!rc) rc = e->gpu.backend(out, s, pk, w, e->dev_ctx[c->dev], t, err);
+    if (!rc) rc = e->gpu.backend(out, s, pk, w, ctx, t, err);
     dev_unlock(e, c->dev);
+    if (e->gpu.unstage) e->gpu.unstage(ctx, s, w);
     return rc;
 }
 

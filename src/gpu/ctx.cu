@@ -76,6 +76,8 @@ extern "C" int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *
     struct gpu_ctx *c = (struct gpu_ctx *)calloc(1, sizeof *c);
     if (!c) return cuzk_fail(err, CUZK_E_NOMEM, "gpu: context allocation failed");
     c->dev = device;
+    pthread_mutex_init(&c->wit_mu, NULL);
+    pthread_mutex_init(&c->pf_mu, NULL);
     cudaDeviceProp p;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaGetDeviceProperties(&p, device);
@@ -138,7 +140,14 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
     if (c->coset) cudaFree(c->coset);
     for (int i = 0; i < 3; i++) if (c->st[i]) cudaStreamDestroy(c->st[i]);
     for (int i = 0; i < 4; i++) if (c->ev[i]) cudaEventDestroy(c->ev[i]);
-    for (int w = 0; w < 2; w++)
+    for (int k = 0; k < GPU_WIT_SLOTS; k++) {
+        if (c->wit[k].d) cudaFree(c->wit[k].d);
+        if (c->wit[k].done) cudaEventDestroy(c->wit[k].done);
+    }
+    if (c->pf_st) cudaStreamDestroy(c->pf_st);
+    pthread_mutex_destroy(&c->wit_mu);
+    pthread_mutex_destroy(&c->pf_mu);
+    for (int w = 0; w < GPU_STAGERS; w++)
         for (int i = 0; i < GPU_STAGE_N; i++) {
             if (c->stage[w].buf[i]) cudaFreeHost(c->stage[w].buf[i]);
             if (c->stage[w].ev[i]) cudaEventDestroy(c->stage[w].ev[i]);

@@ -52,13 +52,27 @@ enum gpu_slot {
  * j % GPU_STAGE_N; ev[b] marks the end of buffer b's last DMA. */
 #define GPU_STAGE_N 3
 #define GPU_STAGE_CHUNK ((size_t)64 << 20)
-enum { GPU_STAGER_MAIN = 0, GPU_STAGER_STREAM = 1 };
+enum { GPU_STAGER_MAIN = 0, GPU_STAGER_STREAM = 1, GPU_STAGER_PREFETCH = 2, GPU_STAGERS = 3 };
 struct gpu_stager {
     void *buf[GPU_STAGE_N];
     cudaEvent_t ev[GPU_STAGE_N];
     size_t chunk;   /* bytes per buffer in use (GPU_STAGE_CHUNK, or less: test hook) */
 };
 
+/* One device copy of a witness (inputs ++ aux), known by the host pointers and sizes it was
+ * uploaded from: READY between gpu_g16_stage_witness and the backend call (or
+ * gpu_g16_unstage_witness) that takes it, BUSY while uploading or proving. */
+#define GPU_WIT_SLOTS 2
+enum { WIT_FREE = 0, WIT_BUSY = 1, WIT_READY = 2 };
+struct gpu_wit_slot {
+    void *d;
+    size_t cap;
+    int state;
+    const void *inputs, *aux;
+    size_t n_in, n_aux;
+    uint64_t seq;
+    cudaEvent_t done;   /* end of the upload on pf_st */
+};
 struct gpu_ctx {
     int dev;
     int sm_count;
@@ -101,7 +115,16 @@ struct gpu_ctx {
     /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */
-    struct gpu_stager stage[2];
+    struct gpu_stager stage[GPU_STAGERS];
+    /* witness buffers (prover.cu): the backend proves from one while gpu_g16_stage_witness
+     * uploads the next proof's witness into the other from another thread (its own stream
+     * pf_st and stager). wit_mu guards the table; pf_mu admits one prefetch at a time. */
+    pthread_mutex_t wit_mu, pf_mu;
+    struct gpu_wit_slot wit[GPU_WIT_SLOTS];
+    uint64_t wit_seq;          /* stage order (the oldest ready slot is evicted first) */
+    cudaStream_t pf_st;
+    uint64_t proofs;           /* backend calls that succeeded (under wit_mu) */
+    bool last_wit_staged;      /* the last backend call found its witness staged */
 };
 
 #define COSET_TAB 16384u

@@ -59,6 +59,22 @@ int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
     (void)out, (void)s, (void)pk, (void)w, (void)ctx, (void)t;
     return NO_GPU(err);
 }
+int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                          const struct g16_assignment *w, struct cuzk_error *err)
+{
+    (void)ctx, (void)s, (void)w;
+    return NO_GPU(err);
+}
+void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                             const struct g16_assignment *w)
+{
+    (void)ctx, (void)s, (void)w;
+}
+bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx)
+{
+    (void)ctx;
+    return false;
+}
 int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,
             struct cuzk_error *err)
 {

@@ -268,6 +268,198 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       const struct g16_pk *pk, const struct g16_assignment *w,
                       struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
                       struct cuzk_error *err);
+static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                        void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
+
+/* ---- witness buffers and prefetch ----
+ * A 32 GiB PoRep partition's witness is 4 GiB: ~90 ms of PCIe per proof when the backend
+ * uploads it itself. With two prover workers per GPU (the daemon's default), the next
+ * worker's upload can run on the copy engine while the current proof's kernels run, so the
+ * witness lives in one of two device buffers: the backend proves from one while
+ * gpu_g16_stage_witness fills the other. A staged copy is matched by pointer identity and
+ * sizes, and lives only until the backend call that takes it or gpu_g16_unstage_witness,
+ * so a later witness at a reused address is never taken for it. */
+static bool wit_match(const struct gpu_wit_slot *k, const struct g16_shape *s, const struct g16_assignment *w)
+{
+    return k->inputs == (const void *)w->inputs && k->aux == (const void *)w->aux &&
+           k->n_in == s->n_inputs && k->n_aux == s->n_aux;
+}
+
+static void wit_forget(struct gpu_wit_slot *k)
+{
+    k->state = WIT_FREE;
+    k->inputs = k->aux = NULL;
+    k->n_in = k->n_aux = 0;
+}
+
+/* Grow slot k's buffer to `bytes` (its state is BUSY: no other thread touches it). */
+static int wit_reserve(struct gpu_ctx *ctx, struct gpu_wit_slot *k, size_t bytes, struct cuzk_error *err)
+{
+    if (!k->done) CK(cudaEventCreateWithFlags(&k->done, cudaEventDisableTiming));
+    if (k->cap >= bytes) return CUZK_OK;
+    if (k->d) cudaFree(k->d);
+    k->d = NULL;
+    k->cap = 0;
+    int rc = gpu_malloc(ctx, &k->d, bytes, "witness buffer", err);
+    if (!rc) k->cap = bytes;
+    return rc;
+}
+
+static int wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
+                      const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err)
+{
+    int rc = gpu_h2d(ctx, which, d, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
+    if (!rc) rc = gpu_h2d(ctx, which, (fr_t *)d + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    return rc;
+}
+
+extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                                     const struct g16_assignment *w, struct cuzk_error *err)
+{
+    if (!ctx || !s || !w) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_stage_witness: NULL argument");
+    const size_t bytes = ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    int rc = gpu_set_device(ctx, err);
+    if (rc) return rc;
+    pthread_mutex_lock(&ctx->pf_mu);
+    pthread_mutex_lock(&ctx->wit_mu);
+    struct gpu_wit_slot *k = NULL;
+    bool warm = ctx->proofs > 0;
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
+            pthread_mutex_unlock(&ctx->wit_mu);
+            pthread_mutex_unlock(&ctx->pf_mu);
+            return CUZK_OK;   /* already staged */
+        }
+    /* a free slot that already has the room, else any free slot */
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
+    if (k) k->state = WIT_BUSY;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    if (!k) {
+        pthread_mutex_unlock(&ctx->pf_mu);
+        return cuzk_fail(err, CUZK_E_BUSY, "gpu_g16_stage_witness: both witness buffers of GPU %d are in use", ctx->dev);
+    }
+    if (k->cap < bytes) {
+        /* a new buffer only once the context has proved (its scratch is then at its steady
+         * size), and only with room to spare: the proofs' working memory comes first */
+        const size_t spare = (size_t)1 << 30;
+        size_t fr = 0, tot = 0;
+        if (!warm) {
+            rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
+                           "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
+        } else {
+            rc = gpu_mem_info(ctx, &fr, &tot, err);
+            if (!rc && fr < bytes + (k->cap) + spare) {
+                char need[32], have[32];
+                snprintf(need, sizeof need, "%.2f GiB", (double)(bytes + spare) / (double)(1u << 30));
+                snprintf(have, sizeof have, "%.2f GiB", (double)(fr + k->cap) / (double)(1u << 30));
+                rc = cuzk_fail(err, CUZK_E_GPU_NOMEM,
+                               "gpu_g16_stage_witness: not enough GPU memory for a second witness buffer: need %s "
+                               "(1 GiB spare included), free %s", need, have);
+            }
+        }
+        if (!rc) rc = wit_reserve(ctx, k, bytes, err);
+    } else {
+        rc = wit_reserve(ctx, k, bytes, err);   /* the event */
+    }
+    if (!rc && !ctx->pf_st) {
+        cudaError_t e = cudaStreamCreateWithFlags(&ctx->pf_st, cudaStreamNonBlocking);
+        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamCreate(prefetch)", __FILE__, __LINE__);
+    }
+    if (!rc) rc = wit_upload(ctx, GPU_STAGER_PREFETCH, k->d, s, w, ctx->pf_st, err);
+    if (!rc) {
+        cudaError_t e = cudaEventRecord(k->done, ctx->pf_st);
+        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaEventRecord(witness)", __FILE__, __LINE__);
+    }
+    if (rc && ctx->pf_st) cudaStreamSynchronize(ctx->pf_st);   /* no partial copy left in flight */
+    pthread_mutex_lock(&ctx->wit_mu);
+    if (rc) {
+        wit_forget(k);
+    } else {
+        k->state = WIT_READY;
+        k->inputs = w->inputs;
+        k->aux = w->aux;
+        k->n_in = s->n_inputs;
+        k->n_aux = s->n_aux;
+        k->seq = ++ctx->wit_seq;
+    }
+    pthread_mutex_unlock(&ctx->wit_mu);
+    pthread_mutex_unlock(&ctx->pf_mu);
+    return rc;
+}
+
+extern "C" void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
+                                        const struct g16_assignment *w)
+{
+    if (!ctx || !s || !w) return;
+    pthread_mutex_lock(&ctx->wit_mu);
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
+            /* a pinned source is read by the DMA itself: the caller may free it on return */
+            cudaEventSynchronize(ctx->wit[i].done);
+            wit_forget(&ctx->wit[i]);
+        }
+    pthread_mutex_unlock(&ctx->wit_mu);
+}
+
+extern "C" bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx) { return ctx && ctx->last_wit_staged; }
+
+/* The backend's witness on the device: the staged copy of w if there is one (st waits for its
+ * upload), else a free buffer (or the oldest staged copy of another witness) filled on st. */
+static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                       cudaStream_t st, struct gpu_wit_slot **out, struct cuzk_error *err)
+{
+    const size_t bytes = ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    struct gpu_wit_slot *k = NULL;
+    bool hit = false;
+    pthread_mutex_lock(&ctx->wit_mu);
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) k = &ctx->wit[i], hit = true;
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
+    if (!k)   /* evict the oldest copy staged for another proof */
+        for (int i = 0; i < GPU_WIT_SLOTS; i++)
+            if (ctx->wit[i].state == WIT_READY && (!k || ctx->wit[i].seq < k->seq)) k = &ctx->wit[i];
+    if (k) {
+        if (!hit) wit_forget(k);
+        k->state = WIT_BUSY;
+    }
+    ctx->last_wit_staged = hit;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    if (!k)
+        return cuzk_fail(err, CUZK_E_BUSY,
+                         "gpu_g16_backend: both witness buffers of GPU %d are in use (one backend call per "
+                         "context at a time: serialise callers with gpu_ctx_lock)", ctx->dev);
+    int rc = wit_reserve(ctx, k, bytes, err);   /* (creates the event; a hit has the room) */
+    /* st waits for the buffer's last staged upload: the copy it proves from, or an evicted
+     * copy still in flight that the new upload must not race (no-op when none was recorded) */
+    if (!rc) {
+        cudaError_t e = cudaStreamWaitEvent(st, k->done, 0);
+        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamWaitEvent(witness)", __FILE__, __LINE__);
+    }
+    if (!rc && !hit) rc = wit_upload(ctx, GPU_STAGER_MAIN, k->d, s, w, st, err);
+    if (rc) {
+        pthread_mutex_lock(&ctx->wit_mu);
+        wit_forget(k);
+        pthread_mutex_unlock(&ctx->wit_mu);
+        return rc;
+    }
+    *out = k;
+    return CUZK_OK;
+}
+
+static void wit_release(struct gpu_ctx *ctx, struct gpu_wit_slot *k, bool proved)
+{
+    pthread_mutex_lock(&ctx->wit_mu);
+    wit_forget(k);
+    if (proved) ctx->proofs++;
+    pthread_mutex_unlock(&ctx->wit_mu);
+}
 
 extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
                                const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
@@ -322,21 +514,38 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
                       struct cuzk_error *err)
 {
-    int rc;
+    int rc = CUZK_OK;
     unsigned lg = ceil_log2(pk->n_h);
     uint64_t N = (uint64_t)1 << lg;
-    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
     cudaStream_t st = ctx->st[0];
     uint64_t t0 = cuzk_now_ns();
-    size_t nv = (size_t)s->n_inputs + s->n_aux;
-    void *dw, *d[3];
-    rc = gpu_scratch(ctx, SL_W, nv * sizeof(fr_t), &dw, err);
+    void *d[3];
     for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
-    /* the witness (4 GiB for a 32 GiB PoRep partition): pageable memory is staged in parallel */
-    rc = gpu_h2d(ctx, GPU_STAGER_MAIN, dw, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
-    if (!rc) rc = gpu_h2d(ctx, GPU_STAGER_MAIN, (fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    /* the witness (4 GiB for a 32 GiB PoRep partition): already staged by
+     * gpu_g16_stage_witness, or uploaded now (pageable memory is staged in parallel) */
+    struct gpu_wit_slot *ws = NULL;
+    rc = wit_acquire(ctx, s, w, st, &ws, err);
     if (rc) return rc;
+    rc = prove_phases(out, s, pk, ctx, sm, t, (const dfr *)ws->d, d, lg, N, t0, err);
+    if (!rc) {
+        cudaError_t e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamSynchronize", __FILE__, __LINE__);
+    } else {
+        cudaDeviceSynchronize();   /* no kernel of this proof may still read the buffer */
+    }
+    wit_release(ctx, ws, rc == CUZK_OK);
+    return rc;
+}
+
+/* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
+static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                        void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err)
+{
+    int rc;
+    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
+    cudaStream_t st = ctx->st[0];
     for (int i = 0; i < 3; i++) {
         if (N > s->n_constraints)
             CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));

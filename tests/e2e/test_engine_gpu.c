@@ -46,17 +46,55 @@ static int f_info(void *ctx, char *name, size_t cap, uint64_t *total, uint64_t *
     return CUZK_OK;
 }
 static void f_free(void *ctx) { ((struct fake_gpu *)ctx)->freed++; }
+static __thread int t_holds;   /* this thread holds a device lock */
 static void f_lock(void *ctx)
 {
     struct fake_gpu *g = ctx;
     pthread_mutex_lock(&g->mu);
     g->held = 1;
+    t_holds = 1;
 }
 static void f_unlock(void *ctx)
 {
     struct fake_gpu *g = ctx;
+    t_holds = 0;
     g->held = 0;
     pthread_mutex_unlock(&g->mu);
+}
+
+/* witness prefetch: staged witnesses by aux pointer; the backend takes (removes) its own */
+#define MAX_STAGED 64
+static const void *staged[MAX_STAGED];
+static unsigned n_stage, n_taken, n_dropped, violations_stage;
+static bool stage_take(const void *aux)
+{
+    for (unsigned i = 0; i < MAX_STAGED; i++)
+        if (staged[i] == aux) {
+            staged[i] = NULL;
+            return true;
+        }
+    return false;
+}
+static int f_stage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w, struct cuzk_error *err)
+{
+    (void)ctx, (void)s, (void)err;
+    pthread_mutex_lock(&rec_mu);
+    if (t_holds) violations_stage++;   /* the upload must not hold the device lock */
+    n_stage++;
+    unsigned i = 0;
+    while (i < MAX_STAGED && staged[i]) i++;
+    if (i < MAX_STAGED) staged[i] = w->aux;
+    else violations_stage++;
+    pthread_mutex_unlock(&rec_mu);
+    return CUZK_OK;
+}
+static void f_unstage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w)
+{
+    (void)ctx, (void)s;
+    pthread_mutex_lock(&rec_mu);
+    if (t_holds) violations_stage++;
+    if (stage_take(w->aux)) n_dropped++;
+    pthread_mutex_unlock(&rec_mu);
 }
 static int f_load_shape(void *ctx, const struct g16_shape *s, struct cuzk_error *err)
 {
@@ -94,6 +132,8 @@ static int f_backend(struct g16_msm_results *out, const struct g16_shape *s, con
     pthread_mutex_lock(&rec_mu);
     if (!g->held) violations_unlocked++;
     g->calls++;
+    if (stage_take(w->aux)) n_taken++;   /* its own witness, staged before the lock */
+    else violations_stage++;
     unsigned i = 0;
     while (i < n_seen && seen[i].shape != s) i++;   /* one circuit per job: shape = job */
     if (i == n_seen && n_seen < 64) {
@@ -146,7 +186,10 @@ static struct engine *start(void)
         .n_devices = NDEV, .ordinals = ordinals, .ctxs = ctxs, .info = f_info, .ctx_free = f_free,
         .lock = f_lock, .unlock = f_unlock, .load_shape = f_load_shape, .load_pk = f_load_pk,
         .unload = f_unload, .host_pin = f_pin, .host_unpin = f_unpin, .backend = f_backend,
+        .stage = f_stage, .unstage = f_unstage,
     };
+    memset(staged, 0, sizeof staged);
+    n_stage = n_taken = n_dropped = violations_stage = 0;
     n_pins = n_unpins = 0;
     pinned_bytes = 0;
     pin_fail = false;
@@ -229,6 +272,11 @@ TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
     ASSERT_EQ_U64(violations_unlocked, 0);   /* backend and residency only under the lock */
     ASSERT_EQ_U64(violations_overlap, 0);    /* one kernel sequence per GPU at a time */
     ASSERT_EQ_U64(violations_mixed, 0);      /* a job's partitions never change GPU */
+    /* every proof's witness was staged outside the lock and taken by its own backend call */
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_stage, 20);
+    ASSERT_EQ_U64(n_taken, 20);
+    ASSERT_EQ_U64(n_dropped, 0);
 
     /* status: each GPU once, with its name, memory and workers; at most one key per GPU */
     ASSERT_OK(engine_snapshot(e, &s, err), err);

@@ -269,6 +269,150 @@ TEST(pinned_alloc_roundtrip)
     gpu_ctx_free(ctx);
 }
 
+/* Witness prefetch (gpu_g16_stage_witness): a staged witness gives the same proof bytes as an
+ * uploaded one and is taken by its own backend call; an unstaged copy is never taken for new
+ * contents at the same pointers; staging declines before the first proof; a backend call
+ * whose buffers both hold copies staged for other proofs still proves; two threads that
+ * stage outside the device lock and prove under it get every witness staged. */
+struct wit {
+    fr_t *in, *aux;
+    uint8_t want[G16_PROOF_BYTES];
+};
+
+static void wit_init(struct wit *x, const struct fixture *f, uint64_t seed, const fr_t *r, const fr_t *s_blind)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    x->in = calloc(f->s.n_inputs, sizeof(fr_t));
+    x->aux = calloc(f->s.n_aux + 1, sizeof(fr_t));
+    ASSERT(x->in && x->aux);
+    ASSERT_OK(synth_witness(x->in, x->aux, &f->s, &f->p, seed, err), err);
+    struct g16_assignment w = {x->in, x->aux};
+    struct g16_proof p;
+    ASSERT_OK(g16_prove(&p, &f->s, &f->pk, &w, 1, r, s_blind, NULL, NULL, NULL, err), err);
+    g16_proof_to_bytes(x->want, &p);
+}
+
+static void gpu_proof_bytes(uint8_t out[G16_PROOF_BYTES], struct gpu_ctx *ctx, const struct fixture *f,
+                            const struct wit *x, const fr_t *r, const fr_t *s_blind)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct g16_assignment w = {x->in, x->aux};
+    struct g16_proof p;
+    ASSERT_OK(g16_prove(&p, &f->s, &f->pk, &w, 1, r, s_blind, gpu_g16_backend, ctx, NULL, err), err);
+    g16_proof_to_bytes(out, &p);
+}
+
+struct pf_thread {
+    struct gpu_ctx *ctx;
+    const struct fixture *f;
+    struct wit *x;
+    const fr_t *r, *s;
+    int reps, hits, bad, rc;
+    struct cuzk_error err;
+};
+
+static void *pf_main(void *arg)
+{
+    struct pf_thread *t = arg;
+    struct g16_assignment w = {t->x->in, t->x->aux};
+    for (int i = 0; i < t->reps && !t->rc; i++) {
+        struct cuzk_error se;
+        int src = gpu_g16_stage_witness(t->ctx, &t->f->s, &w, &se);   /* outside the lock */
+        gpu_ctx_lock(t->ctx);
+        struct g16_proof p;
+        t->rc = g16_prove(&p, &t->f->s, &t->f->pk, &w, 1, t->r, t->s, gpu_g16_backend, t->ctx, NULL, &t->err);
+        t->hits += !src && gpu_ctx_last_witness_staged(t->ctx);
+        gpu_ctx_unlock(t->ctx);
+        gpu_g16_unstage_witness(t->ctx, &t->f->s, &w);
+        uint8_t b[G16_PROOF_BYTES];
+        if (!t->rc) g16_proof_to_bytes(b, &p);
+        if (!t->rc && memcmp(b, t->x->want, G16_PROOF_BYTES)) t->bad++;
+    }
+    return NULL;
+}
+
+TEST(staged_witness_proofs_equal_cpu_proofs)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    struct fixture f;
+    fixture_init(&f, 3001, 2, 900);
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    struct wit x[4];
+    for (int i = 0; i < 4; i++) wit_init(&x[i], &f, 901 + (uint64_t)i, &r, &s);
+    for (int i = 1; i < 4; i++) ASSERT(memcmp(x[0].want, x[i].want, G16_PROOF_BYTES));   /* distinct */
+    struct g16_assignment w0 = {x[0].in, x[0].aux}, w1 = {x[1].in, x[1].aux}, w2 = {x[2].in, x[2].aux},
+                          w3 = {x[3].in, x[3].aux};
+    uint8_t got[G16_PROOF_BYTES];
+
+    /* before the first proof the context declines (its working memory is not sized) */
+    ASSERT_EQ_INT(gpu_g16_stage_witness(ctx, &f.s, &w0, err), CUZK_E_UNSUPPORTED);
+    gpu_proof_bytes(got, ctx, &f, &x[0], &r, &s);
+    ASSERT_MEM_EQ(got, x[0].want, G16_PROOF_BYTES);
+    ASSERT(!gpu_ctx_last_witness_staged(ctx));
+
+    /* staged, then taken by its own proof */
+    ASSERT_OK(gpu_g16_stage_witness(ctx, &f.s, &w1, err), err);
+    gpu_proof_bytes(got, ctx, &f, &x[1], &r, &s);
+    ASSERT_MEM_EQ(got, x[1].want, G16_PROOF_BYTES);
+    ASSERT(gpu_ctx_last_witness_staged(ctx));
+
+    /* staged and dropped: new contents at the same pointers must be uploaded, not the copy */
+    ASSERT_OK(gpu_g16_stage_witness(ctx, &f.s, &w2, err), err);
+    gpu_g16_unstage_witness(ctx, &f.s, &w2);
+    fr_t *keep_in = malloc(f.s.n_inputs * sizeof(fr_t)), *keep_aux = malloc(f.s.n_aux * sizeof(fr_t));
+    ASSERT(keep_in && keep_aux);
+    memcpy(keep_in, x[2].in, f.s.n_inputs * sizeof(fr_t));
+    memcpy(keep_aux, x[2].aux, f.s.n_aux * sizeof(fr_t));
+    memcpy(x[2].in, x[3].in, f.s.n_inputs * sizeof(fr_t));
+    memcpy(x[2].aux, x[3].aux, f.s.n_aux * sizeof(fr_t));
+    gpu_proof_bytes(got, ctx, &f, &x[2], &r, &s);
+    ASSERT_MEM_EQ(got, x[3].want, G16_PROOF_BYTES);
+    ASSERT(!gpu_ctx_last_witness_staged(ctx));
+    memcpy(x[2].in, keep_in, f.s.n_inputs * sizeof(fr_t));
+    memcpy(x[2].aux, keep_aux, f.s.n_aux * sizeof(fr_t));
+    free(keep_in);
+    free(keep_aux);
+
+    /* both buffers hold copies staged for other proofs: a third proof evicts the older one,
+     * the newer one is still taken by its own proof; a third stage finds no buffer */
+    ASSERT_OK(gpu_g16_stage_witness(ctx, &f.s, &w2, err), err);
+    ASSERT_OK(gpu_g16_stage_witness(ctx, &f.s, &w3, err), err);
+    ASSERT_EQ_INT(gpu_g16_stage_witness(ctx, &f.s, &w1, err), CUZK_E_BUSY);
+    gpu_proof_bytes(got, ctx, &f, &x[0], &r, &s);
+    ASSERT_MEM_EQ(got, x[0].want, G16_PROOF_BYTES);
+    ASSERT(!gpu_ctx_last_witness_staged(ctx));
+    gpu_proof_bytes(got, ctx, &f, &x[3], &r, &s);
+    ASSERT_MEM_EQ(got, x[3].want, G16_PROOF_BYTES);
+    ASSERT(gpu_ctx_last_witness_staged(ctx));
+    gpu_proof_bytes(got, ctx, &f, &x[2], &r, &s);   /* its copy was evicted: uploaded again */
+    ASSERT_MEM_EQ(got, x[2].want, G16_PROOF_BYTES);
+    ASSERT(!gpu_ctx_last_witness_staged(ctx));
+
+    /* two provers: stage outside the lock, prove under it (the daemon's pattern) */
+    struct pf_thread th[2];
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++) {
+        th[i] = (struct pf_thread){ctx, &f, &x[i], &r, &s, 3, 0, 0, CUZK_OK, {0}};
+        ASSERT(pthread_create(&tid[i], NULL, pf_main, &th[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(tid[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_MSG(th[i].rc == CUZK_OK, "prover %d: %s", i, th[i].err.msg);
+        ASSERT_EQ_INT(th[i].bad, 0);
+        ASSERT_EQ_INT(th[i].hits, 3);
+    }
+    for (int i = 0; i < 4; i++) {
+        free(x[i].in);
+        free(x[i].aux);
+    }
+    gpu_ctx_unload(ctx);
+    fixture_fini(&f);
+    gpu_ctx_free(ctx);
+}
+
 /* Every GPU at once, one thread and one context per device, each proving its own circuit
  * twice (resident key, then streamed) while the others run: per-device state must not leak
  * between devices. Skipped with fewer than 2 GPUs (run on an nvidia-h200-x2 machine). */
