@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           lean | pipeline27
+#           pipeline27
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -180,14 +180,10 @@ for step in "$@"; do
         # register cap of the radix-4 NTT passes (0: none, 100 registers, 16 warps/SM)
         run_step ntt_reg 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80}
         run_step h_reg 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80} ;;
-    lean)
-        # the lean backward pass of the batch-affine rounds (CUZK_GPU_MSM_AFF_LEAN=0|1|2) and
-        # its extra block per SM, G2 first (the latency-bound one)
-        run_step msm_g2_lean 400 "$BENCH" gpu-msm --g 2 --lg 20 --lg 22 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_LEAN=${LEANS:-0,1,2}
-        run_step msm_g1_lean 500 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5 --vary CUZK_GPU_MSM_AFF_LEAN=${LEANS:-0,1,2} ;;
     pipeline27)
-        # two provers with witness prefetch against one prover, key resident
-        TAILN=4 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key resident --reps 3 --pipeline ${PROOFS:-6} ;;
+        # key and witness registered: one prover (phases), P proofs by one prover and by two
+        # provers with witness prefetch, then the streamed key
+        TAILN=8 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6} ;;
     ncu-stalls)
         # why warps wait: stall reasons and pipe use of the NTT passes and the MSM round kernel
         if command -v ncu > /dev/null; then

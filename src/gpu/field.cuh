@@ -215,19 +215,6 @@ template <class P> __device__ __forceinline__ mont<P> f_neg(const mont<P> &a)
 
 template <class P> __device__ __forceinline__ mont<P> f_dbl(const mont<P> &a) { return a + a; }
 
-/* Fr's modulus ends in 0x...ffffffff_00000001 and -r^-1 = -1 mod 2^32: the reduction's two
- * lowest limb products are an add and a negation (4 IMADs fewer per row, 32 per product).
- * Tried when the NTT passes ran 16 warps per SM and were latency-bound (no change); with 24
- * warps per SM they keep the IMAD pipe ~87% busy, so the IMADs count. CZ_FR_LOW_LIMBS=0 keeps
- * the generic rows (A/B builds). */
-#ifndef CZ_FR_LOW_LIMBS
-#define CZ_FR_LOW_LIMBS 1
-#endif
-template <class P> __host__ __device__ constexpr bool fr_low_limbs()
-{
-    return CZ_FR_LOW_LIMBS && P::N == 8 && P::p(0) == 1u && P::p(1) == 0xffffffffu && P::n0 == 0xffffffffu;
-}
-
 /* Montgomery product, CIOS over 32-bit words of b with the partial sum split in two
  * accumulators (the even/odd technique of Emmart et al. for NVIDIA GPUs): E takes the products
  * of the even limbs of a (and p), lo half at word j and hi half at j + 1, which never overlap,
@@ -282,16 +269,8 @@ template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const
         }
         /* + m p with m = e[0] * (-p^-1): odd limbs of p into o, even limbs into e */
         const uint32_t m = e[0] * P::n0;
-        if constexpr (fr_low_limbs<P>()) {
-            /* p(1) = 2^32 - 1: p(1) m = 2^32 m - m has lo = -m = e[0] and hi = m - 1 = ~e[0]
-             * (both 0 when m = 0), added without a multiply */
-            const uint32_t e0 = e[0];
-            o[0] = cz_add_cc(e0, o[0]);
-            o[1] = cz_addc_cc(e0 ? ~e0 : 0u, o[1]);
-        } else {
-            o[0] = cz_madlo_cc(P::p(1), m, o[0]);
-            o[1] = cz_madhi_c_cc(P::p(1), m, o[1]);
-        }
+        o[0] = cz_madlo_cc(P::p(1), m, o[0]);
+        o[1] = cz_madhi_c_cc(P::p(1), m, o[1]);
 #pragma unroll
         for (int j = 2; j < N - 2; j += 2) {
             o[j] = cz_madlo_c_cc(P::p(j + 1), m, o[j]);
@@ -299,14 +278,8 @@ template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const
         }
         o[N - 2] = cz_madlo_c_cc(P::p(N - 1), m, o[N - 2]);
         o[N - 1] = cz_madhi_c(P::p(N - 1), m, o[N - 1]);
-        if constexpr (fr_low_limbs<P>()) {
-            /* p(0) = 1: p(0) m = m, lo only; e[0] + m = 0 with a carry unless e[0] = 0 */
-            e[0] = cz_add_cc(m, e[0]);
-            e[1] = cz_addc_cc(e[1], 0);
-        } else {
-            e[0] = cz_madlo_cc(P::p(0), m, e[0]);
-            e[1] = cz_madhi_c_cc(P::p(0), m, e[1]);
-        }
+        e[0] = cz_madlo_cc(P::p(0), m, e[0]);
+        e[1] = cz_madhi_c_cc(P::p(0), m, e[1]);
 #pragma unroll
         for (int j = 2; j < N; j += 2) {
             e[j] = cz_madlo_c_cc(P::p(j), m, e[j]);

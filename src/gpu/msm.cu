@@ -352,11 +352,7 @@ template <class F> __device__ __forceinline__ F block_inv(const F &a)
     return r;
 }
 
-/* LEAN: the backward pass of the common case (two distinct x, neither 0) loads x1, x2 first,
- * folds them into the running inverse, and only then loads y1, y2, so p2 is never live whole
- * and fewer registers are needed (more resident blocks for G2, which is latency-bound at 8
- * warps per SM); every other case takes the general path. */
-template <class F, int MINB, bool BINV, bool LEAN>
+template <class F, int MINB, bool BINV>
 __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
                                                             const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
 {
@@ -384,30 +380,6 @@ __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *p
         const uint2 pr = nx;
         if (k > 0) nx = pair[o - T];
         const bool single = pr.y == AFF_NONE;
-        if constexpr (LEAN) {
-            if (!single) {
-                const uint32_t i1 = pr.x & 0x7fffffffu, i2 = pr.y & 0x7fffffffu;
-                const F x1 = ld_vec(&pin[i1].x), x2 = ld_vec(&pin[i2].x);
-                const F d = x2 - x1;
-                if (!f_is_zero(d) && !f_is_zero(x1) && !f_is_zero(x2)) {
-                    F ik = inv;
-                    if (k > 0) {
-                        ik = inv * ld_vec(&pre[o - T]);
-                        inv = inv * d;
-                    }
-                    F y1 = ld_vec(&pin[i1].y), y2 = ld_vec(&pin[i2].y);
-                    if (pr.x >> 31) y1 = f_neg(y1);
-                    if (pr.y >> 31) y2 = f_neg(y2);
-                    const F lam = (y2 - y1) * ik;
-                    d_aff<F> r;
-                    r.x = f_sqr(lam) - x1 - x2;
-                    r.y = lam * (x1 - r.x) - y1;
-                    st_vec(&pout[o], r);
-                    vout[o] = o;
-                    continue;
-                }
-            }
-        }
         d_aff<F> p1 = aff_load(pin, pr.x), p2;
         if (!single) p2 = aff_load(pin, pr.y);
         else p2 = p1;
@@ -918,10 +890,9 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
                         : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
-    const bool lean2 = env_variant("CUZK_GPU_MSM_AFF_LEAN", 0, 2) == 2;   /* one more block per SM */
     /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
     const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
-                        (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", (g2 ? 2 : 4) * AFF_BT + (lean2 ? AFF_BT : 0), 32, 4096);
+                        (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
     size_t ub = m;
     while (a.rounds < R) {
         /* sum over buckets of ceil(len / 2) <= (entries + non-empty buckets) / 2 */
@@ -1053,9 +1024,6 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     /* one inversion per block of the round kernel (block_inv); CUZK_GPU_MSM_AFF_BINV=0: one
      * per thread (benchmarking) */
     const bool binv = env_variant("CUZK_GPU_MSM_AFF_BINV", 1, 1) == 1;
-    /* CUZK_GPU_MSM_AFF_LEAN: 0 general backward pass, 1 lean common case (same registers),
-     * 2 lean with one more block per SM (G1 5, G2 3 blocks of 128; see k_aff_round) */
-    const int lean = env_variant("CUZK_GPU_MSM_AFF_LEAN", 0, 2);
     uint32_t *kin = sk, *kout = kalt;
     const d_aff<F> *pin = bases;
     size_t vin_ub = mg;
@@ -1075,18 +1043,11 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
          * 2^27 692.9 -> 712.3 / 718.4 ms; G2 at 170 registers for 3 blocks, although ncu
          * shows its rounds at 8 warps per SM waiting on dependent latency with the IMAD pipe
          * 64% busy, was slower too: 2^24 312.7 -> 334.8 ms.) */
-        constexpr int MB = sizeof(F) == 48 ? 4 : 1, MB_LEAN = sizeof(F) == 48 ? 5 : 3;
-        const dim3 gr((unsigned)gpu_div_up(T, AFF_BT));
-        F *pr_ = (F *)pre;
-        const uint2 *pa = (const uint2 *)pairs;
-        if (!binv)
-            k_aff_round<F, MB, false, false><<<gr, AFF_BT, 0, st>>>(pout, pr_, valt, pa, pin, d_valid, T);
-        else if (lean == 0)
-            k_aff_round<F, MB, true, false><<<gr, AFF_BT, 0, st>>>(pout, pr_, valt, pa, pin, d_valid, T);
-        else if (lean == 1)
-            k_aff_round<F, MB, true, true><<<gr, AFF_BT, 0, st>>>(pout, pr_, valt, pa, pin, d_valid, T);
+        constexpr int MB = sizeof(F) == 48 ? 4 : 1;
+        if (binv)
+            k_aff_round<F, MB, true><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         else
-            k_aff_round<F, MB_LEAN, true, true><<<gr, AFF_BT, 0, st>>>(pout, pr_, valt, pa, pin, d_valid, T);
+            k_aff_round<F, MB, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;

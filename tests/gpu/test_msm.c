@@ -239,13 +239,11 @@ TEST(msm_batch_affine_rounds_match_cpu)
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *minpt[] = {"2", "7"};
     /* k = 0, 1: one inversion per block (block_inv, the default); k = 2: one per thread;
-     * k = 0, 4: four G2 rounds; k = 3, 4: the lean backward pass (CUZK_GPU_MSM_AFF_LEAN=1, and
-     * 2 with one more block per SM) */
-    for (int k = 0; k < 5; k++) {
+     * k = 0: four G2 rounds */
+    for (int k = 0; k < 3; k++) {
         setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
-        setenv("CUZK_GPU_MSM_AFF_LEAN", k == 3 ? "1" : k == 4 ? "2" : "0", 1);
         setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : "3", 1);
-        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 || k == 4 ? "4" : "2", 1);
+        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 ? "4" : "2", 1);
         setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
         setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
         const size_t ns[] = {1000, 4097, 65537};
@@ -278,7 +276,6 @@ TEST(msm_batch_affine_rounds_match_cpu)
     unsetenv("CUZK_GPU_MSM_AFF_MINPT");
     unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
     unsetenv("CUZK_GPU_MSM_AFF_BINV");
-    unsetenv("CUZK_GPU_MSM_AFF_LEAN");
     gpu_ctx_free(ctx);
 }
 
