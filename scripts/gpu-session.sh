@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27
+#           pipeline27 | pipeline27-pageable
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -184,6 +184,9 @@ for step in "$@"; do
         # key and witness registered: one prover (phases), P proofs by one prover and by two
         # provers with witness prefetch, then the streamed key
         TAILN=8 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6} ;;
+    pipeline27-pageable)
+        # the same with pageable key and witness (uploads staged through the pinned chunks)
+        TAILN=4 run_step porep27_pipeline_pageable 560 "$BENCH" gpu-prove --porep-like 27 --key resident --reps 3 --pipeline ${PROOFS:-6} ;;
     ncu-stalls)
         # why warps wait: stall reasons and pipe use of the NTT passes and the MSM round kernel
         if command -v ncu > /dev/null; then

@@ -19,8 +19,9 @@ extern "C" {
 #endif
 
 /* One context per device (explicit index; contexts of different devices share nothing).
- * A context is used by one thread at a time; workers sharing a device serialise their kernel
- * work with gpu_ctx_lock / gpu_ctx_unlock (one mutex per device index, process-wide). */
+ * A context is used by one thread at a time (gpu_g16_stage_witness excepted); workers sharing
+ * a device serialise their kernel work with gpu_ctx_lock / gpu_ctx_unlock (one lock per device
+ * index, process-wide, granted in the order it was asked for). */
 struct gpu_ctx;
 
 /* Number of CUDA devices (0 when there is no driver or device: returns CUZK_E_NO_GPU). */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuzk/circuits.h"
 #include "cuzk/groth16.h"
@@ -329,6 +330,44 @@ static void *pf_main(void *arg)
         if (!t->rc && memcmp(b, t->x->want, G16_PROOF_BYTES)) t->bad++;
     }
     return NULL;
+}
+
+/* The device lock is granted in request order: a holder that unlocks and asks again at once
+ * queues behind a waiter (with a plain mutex it took the lock straight back, and the other
+ * prover's staged witness upload gained nothing). */
+struct fifo_waiter {
+    struct gpu_ctx *ctx;
+    volatile int *order;
+    volatile int *n;
+};
+
+static void *fifo_main(void *arg)
+{
+    struct fifo_waiter *f = arg;
+    gpu_ctx_lock(f->ctx);
+    f->order[(*f->n)++] = 1;
+    gpu_ctx_unlock(f->ctx);
+    return NULL;
+}
+
+TEST(device_lock_is_fifo)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    for (int rep = 0; rep < 20; rep++) {
+        volatile int order[2] = {0, 0}, n = 0;
+        struct fifo_waiter f = {ctx, order, &n};
+        gpu_ctx_lock(ctx);
+        pthread_t th;
+        ASSERT(pthread_create(&th, NULL, fifo_main, &f) == 0);
+        usleep(20000);   /* the waiter is queued */
+        gpu_ctx_unlock(ctx);
+        gpu_ctx_lock(ctx);   /* at once again: must come after the waiter */
+        order[n++] = 2;
+        gpu_ctx_unlock(ctx);
+        pthread_join(th, NULL);
+        ASSERT_MSG(n == 2 && order[0] == 1 && order[1] == 2, "rep %d: the re-lock overtook the waiter", rep);
+    }
+    gpu_ctx_free(ctx);
 }
 
 TEST(staged_witness_proofs_equal_cpu_proofs)
