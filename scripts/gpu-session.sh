@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable
+#           pipeline27 | pipeline27-pageable | csweep8
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -214,6 +214,16 @@ for step in "$@"; do
         # GPU thread (0), side by side in one process
         run_step msm_final 300 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1
         run_step msm_g2_final 300 "$BENCH" gpu-msm --g 2 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1 ;;
+    csweep8)
+        # window bits again now that the window reductions overlap the next group (round 8),
+        # with the rounds' count where a different c changes the run lengths
+        run_step c24 300 "$BENCH" gpu-msm --g 1 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=18,19,20,21
+        CUZK_GPU_MSM_AFF=3 run_step c24_aff3 300 "$BENCH" gpu-msm --g 1 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=17,18,19
+        run_step c26 300 "$BENCH" gpu-msm --g 1 --lg 26 --reps 5 --vary CUZK_GPU_MSM_C=19,20,21,22
+        CUZK_GPU_MSM_AFF=2 run_step c26_aff2 300 "$BENCH" gpu-msm --g 1 --lg 26 --reps 5 --vary CUZK_GPU_MSM_C=20,21,22
+        run_step c27 300 "$BENCH" gpu-msm --g 1 --lg 27 --reps 3 --vary CUZK_GPU_MSM_C=21,22,23
+        run_step c24_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=15,16,17
+        CUZK_GPU_MSM_OVERLAP=1 run_step c24_g2_ovl 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=16,17,18 ;;
     csweep)
         # window bits with the batch-affine rounds on (G1 at the prover's sizes, G2 at 2^24)
         run_step msm_csweep 400 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 3 --vary CUZK_GPU_MSM_C=${CS:-20,21,22,23}
