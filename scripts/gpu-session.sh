@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable | csweep8 | prove-overlap
+#           pipeline27 | pipeline27-pageable | csweep8
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -214,12 +214,6 @@ for step in "$@"; do
         # GPU thread (0), side by side in one process
         run_step msm_final 300 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1
         run_step msm_g2_final 300 "$BENCH" gpu-msm --g 2 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1 ;;
-    prove-overlap)
-        # the L, A, B MSMs beside the h pipeline (CUZK_GPU_PROVE_OVERLAP), registered key and
-        # witness: in line first, then overlapped with the two-prover pipeline
-        CUZK_GPU_PROVE_OVERLAP=0 run_step test_prove_inline 300 "$B/tests/gpu/test_prove"
-        CUZK_GPU_PROVE_OVERLAP=0 TAILN=3 run_step porep27_inline 400 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 5
-        CUZK_GPU_PROVE_OVERLAP=1 TAILN=4 run_step porep27_overlap 400 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 5 --pipeline ${PROOFS:-6} ;;
     csweep8)
         # window bits again now that the window reductions overlap the next group (round 8),
         # with the rounds' count where a different c changes the run lengths

@@ -107,9 +107,6 @@ struct gpu_ctx {
      * i's reduction overlaps group i+1's digits, sort and rounds; acc_ev[p] marks group p's
      * buckets complete, red_ev[p] their reduction done (p = group parity) */
     cudaStream_t red_st;
-    /* prover.cu: the L, A and B MSMs while the h pipeline runs on streams 0-2 (created on
-     * first use) */
-    cudaStream_t msm_st;
     cudaEvent_t acc_ev[2], red_ev[2];
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
@@ -155,13 +152,9 @@ int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cu
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
 int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
                 cudaStream_t st, struct cuzk_error *err);
-/* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); h in a. Streams 0-2 of
- * the context, after the work already queued on stream 0 (whose end it marks with ev[3]).
- * _launch returns once queued (h is ready when stream 0 reaches this point); _dev waits. */
+/* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); h in a. */
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
                       struct cuzk_error *err);
-int gpu_compute_h_launch(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
-                         struct cuzk_error *err);
 
 /* ---- MSM and sums (msm.cu); all on stream st ----
  * The MSMs write out (host memory) and return with st synchronised: the last step, the

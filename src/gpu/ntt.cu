@@ -492,15 +492,6 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
                       struct cuzk_error *err)
 {
-    int rc = gpu_compute_h_launch(ctx, a, b, c, lg, err);
-    if (rc) return rc;
-    CK(cudaStreamSynchronize(ctx->st[0]));
-    return CUZK_OK;
-}
-
-int gpu_compute_h_launch(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
-                         struct cuzk_error *err)
-{
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
@@ -543,6 +534,7 @@ int gpu_compute_h_launch(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned l
         if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
         if (rc) return rc;
     }
+    CK(cudaStreamSynchronize(ctx->st[0]));
     return CUZK_OK;
 }
 

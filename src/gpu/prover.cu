@@ -538,107 +538,70 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     return rc;
 }
 
-/* The H MSM over the h coefficients in d0, on stream st. */
-static int prove_h(struct g16_msm_results *out, const struct g16_pk *pk, struct gpu_ctx *ctx,
-                   struct streamer *sm, struct g16_timings *t, const dfr *d0, cudaStream_t st, uint64_t *t0,
-                   struct cuzk_error *err)
+/* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
+static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                        void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err)
 {
-    const void *b;
-    int rc = bases_of(sm, 0, &b, ctx->d_h, sm ? &sm->wait_ns : NULL, err);
-    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, d0, NULL, pk->n_h, NULL, st, err);
+    int rc;
+    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
+    cudaStream_t st = ctx->st[0];
+    for (int i = 0; i < 3; i++) {
+        if (N > s->n_constraints)
+            CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));
+        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        if (rc) return rc;
+    }
+    uint64_t dt = lap(st, &t0);
+    if (t) t->abc_ns += dt;
+
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
     if (rc) return rc;
-    uint64_t dt = lap(st, t0);
+    dt = lap(st, &t0);
+    if (t) t->ntt_ns += dt;
+
+    /* each MSM writes its result into out (its last step runs on the CPU) */
+    const void *b;
+    rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
+    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
+    if (rc) return rc;
+    dt = lap(st, &t0);
     if (t) t->msm_h_ns += dt;
     stream_consumed(sm, 0);
-    return CUZK_OK;
-}
 
-/* The 0/1-split L, A, B_G1 and B_G2 MSMs over the witness dw, on stream st. */
-static int prove_lab(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                     struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
-                     cudaStream_t st, uint64_t *t0, struct cuzk_error *err)
-{
-    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
-    const void *b;
     struct split sp;
-    int rc = split_scalars(ctx, &sp, dw, NULL, s->n_inputs, pk->n_l, st, err);
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, NULL, s->n_inputs, pk->n_l, st, err);
     if (!rc) rc = bases_of(sm, 1, &b, ctx->d_l, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &out->l, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
-    uint64_t dt = lap(st, t0);
+    dt = lap(st, &t0);
     if (t) t->msm_l_ns += dt;
     stream_consumed(sm, 1);
 
-    rc = split_scalars(ctx, &sp, dw, ctx->d_a_sel, 0, pk->n_a, st, err);
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, ctx->d_a_sel, 0, pk->n_a, st, err);
     if (!rc) rc = bases_of(sm, 2, &b, ctx->d_a, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &out->a, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
-    dt = lap(st, t0);
+    dt = lap(st, &t0);
     if (t) t->msm_a_ns += dt;
     stream_consumed(sm, 2);
 
     /* B_G1 and B_G2 have the same scalars: one split for both */
-    rc = split_scalars(ctx, &sp, dw, ctx->d_b_sel, 0, pk->n_b, st, err);
+    rc = split_scalars(ctx, &sp, (const dfr *)dw, ctx->d_b_sel, 0, pk->n_b, st, err);
     if (!rc) rc = bases_of(sm, 3, &b, ctx->d_bg1, wait_ns, err);
     if (!rc) rc = split_msm<dfp>(ctx, &out->b_g1, (const g1a_d *)b, &sp, st, err);
     if (rc) return rc;
-    dt = lap(st, t0);
+    dt = lap(st, &t0);
     if (t) t->msm_b_g1_ns += dt;
     stream_consumed(sm, 3);
 
     rc = bases_of(sm, 4, &b, ctx->d_bg2, wait_ns, err);
     if (!rc) rc = split_msm<dfp2>(ctx, &out->b_g2, (const g2a_d *)b, &sp, st, err);
     if (rc) return rc;
-    dt = lap(st, t0);
+    dt = lap(st, &t0);
     if (t) t->msm_b_g2_ns += dt;
     stream_consumed(sm, 4);
-    return CUZK_OK;
-}
 
-/* Everything after the witness upload: SpMV, h pipeline and the five MSMs. With the key
- * resident (and CUZK_GPU_PROVE_OVERLAP not 0) the L, A and B MSMs, which do not need h, run on
- * their own stream while the h pipeline runs on streams 0-2, and the H MSM follows; then
- * ntt_ns is only the part of the h pipeline still running after them. The streamed key keeps
- * the order its helper uploads in (h, l, a, b_g1, b_g2). */
-static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
-                        void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err)
-{
-    int rc;
-    cudaStream_t st = ctx->st[0];
-    for (int i = 0; i < 3; i++) {
-        if (N > s->n_constraints)
-            CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));
-        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, dw, st, err);
-        if (rc) return rc;
-    }
-    uint64_t dt = lap(st, &t0);
-    if (t) t->abc_ns += dt;
-
-    const char *ov = getenv("CUZK_GPU_PROVE_OVERLAP");
-    const bool overlap = !sm && !(ov && ov[0] == '0');
-    if (overlap) {
-        if (!ctx->msm_st) CK(cudaStreamCreateWithFlags(&ctx->msm_st, cudaStreamNonBlocking));
-        rc = gpu_compute_h_launch(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
-        if (rc) return rc;
-        /* ev[3]: the h pipeline's start on stream 0, after the witness and SpMV (the splits
-         * read the witness) */
-        CK(cudaStreamWaitEvent(ctx->msm_st, ctx->ev[3], 0));
-        rc = prove_lab(out, s, pk, ctx, sm, t, dw, ctx->msm_st, &t0, err);
-        if (rc) return rc;
-        dt = lap(st, &t0);
-        if (t) t->ntt_ns += dt;
-        rc = prove_h(out, pk, ctx, sm, t, (const dfr *)d[0], st, &t0, err);
-    } else {
-        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
-        if (rc) return rc;
-        dt = lap(st, &t0);
-        if (t) t->ntt_ns += dt;
-        /* each MSM writes its result into out (its last step runs on the CPU) */
-        rc = prove_h(out, pk, ctx, sm, t, (const dfr *)d[0], st, &t0, err);
-        if (!rc) rc = prove_lab(out, s, pk, ctx, sm, t, dw, st, &t0, err);
-    }
-    if (rc) return rc;
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
 }
