@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable | csweep8
+#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -214,6 +214,12 @@ for step in "$@"; do
         # GPU thread (0), side by side in one process
         run_step msm_final 300 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1
         run_step msm_g2_final 300 "$BENCH" gpu-msm --g 2 --lg 16 --lg 20 --lg 24 --reps 5 --vary CUZK_GPU_MSM_HOST_FINAL=0,1 ;;
+    aff-tune8)
+        # round threads and minimum pairs per thread with the per-block inversion (round 8)
+        run_step tps_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=128,256,384,512
+        run_step minpt_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_MINPT=32,128,512
+        run_step tps_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=256,512,768,1024
+        run_step minpt_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_MINPT=32,128,512 ;;
     csweep8)
         # window bits again now that the window reductions overlap the next group (round 8),
         # with the rounds' count where a different c changes the run lengths
