@@ -823,6 +823,12 @@ template <class F> static bool msm_overlap(void)
 {
     return env_variant("CUZK_GPU_MSM_OVERLAP", sizeof(F) == 48 ? 1 : 0, 1) == 1;
 }
+/* Bucket sets an MSM of n points in W windows, g per group, uses: two (by group parity) when
+ * the reductions overlap and there is more than one group. */
+template <class F> static unsigned bucket_sets(size_t n, unsigned W, unsigned g)
+{
+    return msm_overlap<F>() && n && W > g ? 2 : 1;
+}
 template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 {
     wr_plan p;
@@ -924,7 +930,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const struct { enum gpu_slot s; size_t bytes; } need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
-        {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X * (msm_overlap<F>() && W > g ? 2 : 1)},
+        {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X * bucket_sets<F>(n, W, g)},
         {SL_WIN, (size_t)W * X},
         {SL_CUB, m * 8},
         {SL_AFF_PTS0, o1 * sizeof(d_aff<F>)}, {SL_AFF_PTS1, o2 * sizeof(d_aff<F>)}, {SL_AFF_PRE, o1 * sizeof(F)},
@@ -1155,7 +1161,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
     if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, 2 * nthr * sizeof(d_xyzz<F>), &partial, err);
     /* two bucket sets (by window-group parity) when the reductions overlap the next group */
-    const bool ovl = msm_overlap<F>() && n && W > g;
+    const bool ovl = bucket_sets<F>(n, W, g) == 2;
     const size_t bset = (size_t)nb + wr.points;   /* buckets + reduction buffers, in points */
     if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, bset * (ovl ? 2 : 1) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);

@@ -306,6 +306,29 @@ static int wit_reserve(struct gpu_ctx *ctx, struct gpu_wit_slot *k, size_t bytes
     return rc;
 }
 
+/* Under wit_mu: the slot for witness w of `bytes`: its staged copy (*hit), else a free slot
+ * that already has the room, else any free slot, else (evict) the oldest copy staged for
+ * another witness; NULL when none. */
+static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                                     size_t bytes, bool evict, bool *hit)
+{
+    struct gpu_wit_slot *k = NULL;
+    *hit = false;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
+            *hit = true;
+            return &ctx->wit[i];
+        }
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
+    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
+        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
+    if (k || !evict) return k;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && (!k || ctx->wit[i].seq < k->seq)) k = &ctx->wit[i];
+    return k;
+}
+
 static int wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
                       const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err)
 {
@@ -323,21 +346,15 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
     if (rc) return rc;
     pthread_mutex_lock(&ctx->pf_mu);
     pthread_mutex_lock(&ctx->wit_mu);
-    struct gpu_wit_slot *k = NULL;
-    bool warm = ctx->proofs > 0;
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
-            pthread_mutex_unlock(&ctx->wit_mu);
-            pthread_mutex_unlock(&ctx->pf_mu);
-            return CUZK_OK;   /* already staged */
-        }
-    /* a free slot that already has the room, else any free slot */
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
-    if (k) k->state = WIT_BUSY;
+    const bool warm = ctx->proofs > 0;
+    bool hit;
+    struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, false, &hit);
+    if (k && !hit) k->state = WIT_BUSY;
     pthread_mutex_unlock(&ctx->wit_mu);
+    if (hit) {
+        pthread_mutex_unlock(&ctx->pf_mu);
+        return CUZK_OK;   /* already staged */
+    }
     if (!k) {
         pthread_mutex_unlock(&ctx->pf_mu);
         return cuzk_fail(err, CUZK_E_BUSY, "gpu_g16_stage_witness: both witness buffers of GPU %d are in use", ctx->dev);
@@ -346,25 +363,14 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         /* a new buffer only once the context has proved (its scratch is then at its steady
          * size), and only with room to spare: the proofs' working memory comes first */
         const size_t spare = (size_t)1 << 30;
-        size_t fr = 0, tot = 0;
-        if (!warm) {
+        if (!warm)
             rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
                            "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-        } else {
-            rc = gpu_mem_info(ctx, &fr, &tot, err);
-            if (!rc && fr < bytes + (k->cap) + spare) {
-                char need[32], have[32];
-                snprintf(need, sizeof need, "%.2f GiB", (double)(bytes + spare) / (double)(1u << 30));
-                snprintf(have, sizeof have, "%.2f GiB", (double)(fr + k->cap) / (double)(1u << 30));
-                rc = cuzk_fail(err, CUZK_E_GPU_NOMEM,
-                               "gpu_g16_stage_witness: not enough GPU memory for a second witness buffer: need %s "
-                               "(1 GiB spare included), free %s", need, have);
-            }
-        }
-        if (!rc) rc = wit_reserve(ctx, k, bytes, err);
-    } else {
-        rc = wit_reserve(ctx, k, bytes, err);   /* the event */
+        else   /* the slot's smaller buffer is given back first */
+            rc = gpu_mem_check(ctx, bytes + spare - k->cap,
+                               "gpu_g16_stage_witness: second witness buffer (1 GiB spare included)", err);
     }
+    if (!rc) rc = wit_reserve(ctx, k, bytes, err);   /* grows the buffer, creates its event */
     if (!rc && !ctx->pf_st) {
         cudaError_t e = cudaStreamCreateWithFlags(&ctx->pf_st, cudaStreamNonBlocking);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamCreate(prefetch)", __FILE__, __LINE__);
@@ -413,18 +419,9 @@ static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const str
                        cudaStream_t st, struct gpu_wit_slot **out, struct cuzk_error *err)
 {
     const size_t bytes = ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
-    struct gpu_wit_slot *k = NULL;
-    bool hit = false;
+    bool hit;
     pthread_mutex_lock(&ctx->wit_mu);
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) k = &ctx->wit[i], hit = true;
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
-    if (!k)   /* evict the oldest copy staged for another proof */
-        for (int i = 0; i < GPU_WIT_SLOTS; i++)
-            if (ctx->wit[i].state == WIT_READY && (!k || ctx->wit[i].seq < k->seq)) k = &ctx->wit[i];
+    struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, true, &hit);
     if (k) {
         if (!hit) wit_forget(k);
         k->state = WIT_BUSY;
