@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8
+#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -176,6 +176,18 @@ for step in "$@"; do
         # number of batch-affine rounds (G1: CUZK_GPU_MSM_AFF, G2: CUZK_GPU_MSM_AFF2)
         run_step msm_aff_sweep 400 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 3 --vary CUZK_GPU_MSM_AFF=${AFFS:-2,3,4}
         run_step msm_g2_aff_sweep 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 3 --vary CUZK_GPU_MSM_AFF2=${AFFS2:-2,3,4} ;;
+    round9)
+        # session 7: trivial twiddles, tiled bit reversal, G2 norm inversion (each against off)
+        CUZK_GPU_NTT_BITREV=0 run_step ntt_triv 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_TRIV=0,1,0,1
+        CUZK_GPU_NTT_TRIV=0 run_step ntt_bitrev 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_BITREV=0,1,0,1
+        run_step h_triv 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_TRIV=0,1,0,1
+        run_step msm_g2_norm 300 "$BENCH" gpu-msm --g 2 --lg 22 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_NORM=0,1 ;;
+    g2-tune9)
+        # G2 with the norm inversion (round 9): rounds, window bits, round threads, overlap
+        run_step g2_aff2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF2=3,4,5
+        run_step g2_c 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=15,16,17
+        run_step g2_tps 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=256,384,512
+        run_step g2_ovl 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_OVERLAP=0,1 ;;
     ntt-reg)
         # register cap of the radix-4 NTT passes (0: none, 100 registers, 16 warps/SM)
         run_step ntt_reg 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80}

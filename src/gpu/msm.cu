@@ -352,25 +352,73 @@ template <class F> __device__ __forceinline__ F block_inv(const F &a)
     return r;
 }
 
-template <class F, int MINB, bool BINV>
+/* The pair's sum from its kind and ik = 1 / d (d from aff_kind). */
+template <class F>
+__device__ __forceinline__ d_aff<F> aff_result(int kind, const d_aff<F> &p1, const d_aff<F> &p2, const F &ik)
+{
+    d_aff<F> r;
+    if (kind == AK_ADD || kind == AK_DBL) {
+        F num;
+        if (kind == AK_ADD) {
+            num = p2.y - p1.y;
+        } else {
+            F x2 = f_sqr(p1.x);
+            num = x2 + f_dbl(x2);
+        }
+        F lam = num * ik;
+        r.x = f_sqr(lam) - p1.x - p2.x;   /* p2.x == p1.x when doubling */
+        r.y = lam * (p1.x - r.x) - p1.y;
+    } else if (kind == AK_KEEP1) {
+        r = p1;
+    } else if (kind == AK_KEEP2) {
+        r = p2;
+    } else {
+        r.x = field_traits<F>::zero();
+        r.y = field_traits<F>::zero();
+    }
+    return r;
+}
+
+/* Norm of an Fp2 denominator, d0^2 + d1^2 (u^2 = -1), nonzero for d != 0 since -1 is not a
+ * square in Fp (p = 3 mod 4). */
+__device__ __forceinline__ dfp aff_norm(const dfp2 &d) { return d.c0 * d.c0 + d.c1 * d.c1; }
+
+/* NORM (G2 only): Montgomery's trick runs over the denominators' norms in Fp instead of the
+ * denominators in Fp2, with 1/d = conj(d) / N(d). Per pair the forward pass costs the same (2
+ * squarings + 1 product against one Fp2 product of 3), the backward pass 2 Fp products
+ * (1/N(d) from the prefix, then the running inverse times N(d)) plus 2 for conj(d) / N(d)
+ * instead of two Fp2 products (6); the slot of pre holds (prefix, N(d)) in the same 96 bytes
+ * as an Fp2 prefix, and block_inv runs in Fp. */
+template <class F, int MINB, bool BINV, bool NORM>
 __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
                                                             const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
 {
+    /* the batch-inversion field: Fp for NORM, F otherwise */
+    using B = typename std::conditional<NORM, dfp, F>::type;
+    static_assert(!NORM || sizeof(F) == 2 * sizeof(dfp), "NORM is for Fp2 only");
+    B *const pb = (B *)pre;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t V = *vcount;
     /* BINV: every thread of the block reaches block_inv (idle ones with M = 0) */
     if (!BINV && (t >= T || t >= V)) return;
     const uint32_t M = t < T && t < V ? (V - 1 - t) / T + 1 : 0;
-    F acc = field_traits<F>::one();
+    B acc = field_traits<B>::one();
     uint2 nx = M ? pair[t] : make_uint2(0, 0);
     for (uint32_t k = 0; k < M; k++) {
         const uint32_t o = t + k * T;
         const uint2 pr = nx;
         if (k + 1 < M) nx = pair[o + T];   /* the next pair's indices while this one loads */
-        acc = acc * aff_denom(pin, pr);
-        st_vec(&pre[o], acc);
+        if constexpr (NORM) {
+            const dfp n = aff_norm(aff_denom(pin, pr));
+            acc = acc * n;
+            st_vec(&pb[2 * o], acc);
+            st_vec(&pb[2 * o + 1], n);
+        } else {
+            acc = acc * aff_denom(pin, pr);
+            st_vec(&pb[o], acc);
+        }
     }
-    F inv;
+    B inv;
     if constexpr (BINV) inv = block_inv(acc);
     else inv = f_inv(acc);
     if (!M) return;
@@ -385,32 +433,23 @@ __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *p
         else p2 = p1;
         F d;
         const int kind = aff_kind(d, p1, p2, single);
-        F ik = inv;   /* 1 / d_k */
-        if (k > 0) {
-            ik = inv * ld_vec(&pre[o - T]);
-            inv = inv * d;
-        }
-        d_aff<F> r;
-        if (kind == AK_ADD || kind == AK_DBL) {
-            F num;
-            if (kind == AK_ADD) {
-                num = p2.y - p1.y;
-            } else {
-                F x2 = f_sqr(p1.x);
-                num = x2 + f_dbl(x2);
+        F ik;   /* 1 / d_k */
+        if constexpr (NORM) {
+            dfp in = inv;   /* 1 / N(d_k) */
+            if (k > 0) {
+                in = inv * ld_vec(&pb[2 * (o - T)]);
+                inv = inv * ld_vec(&pb[2 * o + 1]);
             }
-            F lam = num * ik;
-            r.x = f_sqr(lam) - p1.x - p2.x;   /* p2.x == p1.x when doubling */
-            r.y = lam * (p1.x - r.x) - p1.y;
-        } else if (kind == AK_KEEP1) {
-            r = p1;
-        } else if (kind == AK_KEEP2) {
-            r = p2;
+            ik.c0 = d.c0 * in;
+            ik.c1 = f_neg(d.c1 * in);
         } else {
-            r.x = field_traits<F>::zero();
-            r.y = field_traits<F>::zero();
+            ik = inv;
+            if (k > 0) {
+                ik = inv * ld_vec(&pb[o - T]);
+                inv = inv * d;
+            }
         }
-        st_vec(&pout[o], r);
+        st_vec(&pout[o], aff_result(kind, p1, p2, ik));
         vout[o] = o;   /* identity values for the accumulation over pout */
     }
 }
@@ -1030,6 +1069,9 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     /* one inversion per block of the round kernel (block_inv); CUZK_GPU_MSM_AFF_BINV=0: one
      * per thread (benchmarking) */
     const bool binv = env_variant("CUZK_GPU_MSM_AFF_BINV", 1, 1) == 1;
+    /* G2: batch inversion over the denominators' norms in Fp (k_aff_round NORM, default, with
+     * one inversion per block); CUZK_GPU_MSM_AFF_NORM=0: over the Fp2 denominators */
+    const bool norm = env_variant("CUZK_GPU_MSM_AFF_NORM", 1, 1) == 1;
     uint32_t *kin = sk, *kout = kalt;
     const d_aff<F> *pin = bases;
     size_t vin_ub = mg;
@@ -1050,10 +1092,13 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
          * shows its rounds at 8 warps per SM waiting on dependent latency with the IMAD pipe
          * 64% busy, was slower too: 2^24 312.7 -> 334.8 ms.) */
         constexpr int MB = sizeof(F) == 48 ? 4 : 1;
-        if (binv)
-            k_aff_round<F, MB, true><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        constexpr bool G2 = sizeof(F) != 48;
+        if (G2 && norm)
+            k_aff_round<F, MB, true, G2><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        else if (binv)
+            k_aff_round<F, MB, true, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         else
-            k_aff_round<F, MB, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+            k_aff_round<F, MB, false, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;

@@ -146,12 +146,91 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
     tile_store<2>(data, sh, g, halfk, post, lg);
 }
 
+/* One radix-2 stage of a pass4 tile: butterflies t and t + q (q = threads). TRIV: the stage
+ * with half 1 of a tile of column 0 (the last DIF stage), whose twiddles are all 1. */
+template <bool DIT, bool TRIV = false>
+__device__ __forceinline__ void pass4_single(dfr *sh, const dfr *tws, uint32_t t, uint32_t q, uint32_t hm_lg)
+{
+    const uint32_t hm = 1u << hm_lg;
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const uint32_t bi = t + r * q;
+        const uint32_t jl = bi & (hm - 1);
+        const uint32_t m1 = ((bi >> hm_lg) << (hm_lg + 1)) + jl, m2 = m1 + hm;
+        const dfr w = tws[hm + jl];
+        dfr u = sh[m1], v = sh[m2];
+        if (TRIV) {
+            sh[m1] = u + v;
+            sh[m2] = u - v;
+        } else if (DIT) {
+            v = v * w;
+            sh[m1] = u + v;
+            sh[m2] = u - v;
+        } else {
+            sh[m1] = u + v;
+            sh[m2] = (u - v) * w;
+        }
+    }
+}
+
+/* Two stages (halves hs and 2 hs) on the 4 elements j, j + hs, j + 2 hs, j + 3 hs of thread t.
+ * TRIV: the pair with hs = 1 of a tile whose column is 0 (the first DIT pass or the last DIF
+ * pass): its half-1 twiddle and the half-2 twiddle of jl = 0 are omega^0 = 1, so 3 of the 4
+ * products are skipped (x * 1 == x exactly, so the output bits do not change). */
+template <bool DIT, bool TRIV>
+__device__ __forceinline__ void pass4_pair(dfr *sh, const dfr *tws, uint32_t t, uint32_t hs_lg)
+{
+    const uint32_t hs = TRIV ? 1 : 1u << hs_lg;
+    const uint32_t jl = TRIV ? 0 : t & (hs - 1);
+    const uint32_t j = TRIV ? t << 2 : ((t >> hs_lg) << (hs_lg + 2)) + jl;
+    dfr x0 = sh[j], x1 = sh[j + hs], x2 = sh[j + 2 * hs], x3 = sh[j + 3 * hs];
+    if (TRIV) {
+        const dfr wb1 = tws[3];   /* half 2, jl = 1: omega^(N/4) */
+        if (DIT) {
+            dfr y0 = x0 + x1, y1 = x0 - x1, y2 = x2 + x3, v3b = (x2 - x3) * wb1;
+            sh[j] = y0 + y2;
+            sh[j + 2] = y0 - y2;
+            sh[j + 1] = y1 + v3b;
+            sh[j + 3] = y1 - v3b;
+        } else {
+            dfr y0 = x0 + x2, y2 = x0 - x2, y1 = x1 + x3, y3 = (x1 - x3) * wb1;
+            sh[j] = y0 + y1;
+            sh[j + 1] = y0 - y1;
+            sh[j + 2] = y2 + y3;
+            sh[j + 3] = y2 - y3;
+        }
+        return;
+    }
+    const dfr ws = tws[hs + jl];                                 /* stage with half hs */
+    const dfr wb0 = tws[2 * hs + jl], wb1 = tws[3 * hs + jl];   /* half 2 hs */
+    if (DIT) {
+        dfr v1 = x1 * ws, v3 = x3 * ws;
+        dfr y0 = x0 + v1, y1 = x0 - v1, y2 = x2 + v3, y3 = x2 - v3;
+        dfr v2 = y2 * wb0, v3b = y3 * wb1;
+        sh[j] = y0 + v2;
+        sh[j + 2 * hs] = y0 - v2;
+        sh[j + hs] = y1 + v3b;
+        sh[j + 3 * hs] = y1 - v3b;
+    } else {
+        dfr y0 = x0 + x2, y2 = (x0 - x2) * wb0, y1 = x1 + x3, y3 = (x1 - x3) * wb1;
+        sh[j] = y0 + y1;
+        sh[j + hs] = (y0 - y1) * ws;
+        sh[j + 2 * hs] = y2 + y3;
+        sh[j + 3 * hs] = (y2 - y3) * ws;
+    }
+}
+
 /* The same pass with two stages per barrier (radix-4 steps): 2^(k-2) threads, each owning
  * the 4 elements j, j + h, j + 2h, j + 3h of a stage pair with halves h and 2h (DIF: 2h then
  * h; DIT: h then 2h) and doing its 4 butterflies in registers: half the shared-memory round
  * trips and barriers, and 2 independent products in flight per thread. An odd k ends with
- * one radix-2 stage of 2 butterflies per thread. Twiddles staged as in k_ntt_pass<.., true>. */
-template <bool DIT>
+ * one radix-2 stage of 2 butterflies per thread. Twiddles staged as in k_ntt_pass<.., true>.
+ * TRIV (only for a tile of column 0: the first DIT pass, the last DIF pass) skips the
+ * products by omega^0 of the stages with halves 1 and 2: DIT peels its first pair (3 of 4
+ * products skipped), DIF its last stage (half 1: both products) when k is odd, else its last
+ * pair. (Running DIF's single stage first, so that its last step is always the pair, made the
+ * 2^27 h pipeline slower.) */
+template <bool DIT, bool TRIV>
 __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                                           unsigned tw_shift, bool inverse, const pass_mul &pre,
                                           const pass_mul &post)
@@ -166,61 +245,35 @@ __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, u
     tile_load<4>(sh, data, g, q, pre, lg);
     __syncthreads();
     unsigned tt = 0;
-    for (; tt + 2 <= k; tt += 2) {
+    if (DIT && TRIV) {
+        pass4_pair<true, true>(sh, tws, t, 0);
+        __syncthreads();
+        tt = 2;
+    }
+    /* DIF with k even and TRIV: the last pair (halves 2, 1) is peeled */
+    const unsigned kend = (!DIT && TRIV && !(k & 1)) ? k - 2 : k;
+    for (; tt + 2 <= kend; tt += 2) {
         /* small half hs = 2^hs_lg: DIF stages tt, tt+1 have halves 2^(k-1-tt), 2^(k-2-tt) */
-        const uint32_t hs_lg = DIT ? tt : k - 2 - tt;
-        const uint32_t hs = 1u << hs_lg;
-        const uint32_t jl = t & (hs - 1);
-        const uint32_t j = ((t >> hs_lg) << (hs_lg + 2)) + jl;
-        dfr x0 = sh[j], x1 = sh[j + hs], x2 = sh[j + 2 * hs], x3 = sh[j + 3 * hs];
-        const dfr ws = tws[hs + jl];                 /* stage with half hs */
-        const dfr wb0 = tws[2 * hs + jl], wb1 = tws[3 * hs + jl];   /* half 2 hs */
-        if (DIT) {
-            dfr v1 = x1 * ws, v3 = x3 * ws;
-            dfr y0 = x0 + v1, y1 = x0 - v1, y2 = x2 + v3, y3 = x2 - v3;
-            dfr v2 = y2 * wb0, v3b = y3 * wb1;
-            sh[j] = y0 + v2;
-            sh[j + 2 * hs] = y0 - v2;
-            sh[j + hs] = y1 + v3b;
-            sh[j + 3 * hs] = y1 - v3b;
-        } else {
-            dfr y0 = x0 + x2, y2 = (x0 - x2) * wb0, y1 = x1 + x3, y3 = (x1 - x3) * wb1;
-            sh[j] = y0 + y1;
-            sh[j + hs] = (y0 - y1) * ws;
-            sh[j + 2 * hs] = y2 + y3;
-            sh[j + 3 * hs] = (y2 - y3) * ws;
-        }
+        pass4_pair<DIT, false>(sh, tws, t, DIT ? tt : k - 2 - tt);
         __syncthreads();
     }
-    if (tt < k) {   /* one radix-2 stage left: butterflies t and t + q */
-        const uint32_t hm_lg = DIT ? tt : k - tt - 1;
-        const uint32_t hm = 1u << hm_lg;
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const uint32_t bi = t + r * q;
-            const uint32_t jl = bi & (hm - 1);
-            const uint32_t m1 = ((bi >> hm_lg) << (hm_lg + 1)) + jl, m2 = m1 + hm;
-            const dfr w = tws[hm + jl];
-            dfr u = sh[m1], v = sh[m2];
-            if (DIT) {
-                v = v * w;
-                sh[m1] = u + v;
-                sh[m2] = u - v;
-            } else {
-                sh[m1] = u + v;
-                sh[m2] = (u - v) * w;
-            }
-        }
+    if (!DIT && TRIV && !(k & 1)) {
+        pass4_pair<false, true>(sh, tws, t, 0);
+        __syncthreads();
+    }
+    if (k & 1) {   /* the single stage with half 2^(k-1) (DIT) or 1 (DIF) */
+        if (!DIT && TRIV) pass4_single<false, true>(sh, tws, t, q, 0);
+        else pass4_single<DIT>(sh, tws, t, q, DIT ? k - 1 : 0);
         __syncthreads();
     }
     tile_store<4>(data, sh, g, q, post, lg);
 }
 
-template <bool DIT>
+template <bool DIT, bool TRIV>
 __global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                             unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
 {
-    ntt_pass4<DIT>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
+    ntt_pass4<DIT, TRIV>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
 }
 
 /* The same with registers capped at REG per thread: ncu showed the 2^27 passes at 100
@@ -229,11 +282,11 @@ __global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, con
  * cover it. At 72 registers (a few bytes of spills) 6 blocks (24 warps) fit before shared
  * memory limits them; ncu then shows the FMA-heavy pipe (IMAD) 87% busy, so what is left is
  * the products themselves (CUZK_GPU_NTT_REG selects the cap). */
-template <bool DIT, int REG>
+template <bool DIT, int REG, bool TRIV>
 __global__ void __maxnreg__(REG) k_ntt_pass4r(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                                              unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
 {
-    ntt_pass4<DIT>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
+    ntt_pass4<DIT, TRIV>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
 }
 
 __global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)
@@ -246,6 +299,29 @@ __global__ void k_bitrev(dfr *v, unsigned lg, uint32_t n)
         v[i] = b;
         v[r] = a;
     }
+}
+
+/* In-place bit reversal through shared memory, for lg >= 8: index i = (A, M, C) with A its
+ * top 4 bits and C its low 4 bits, so bitrev(i) = (rev C, rev M, rev A). Block M (with
+ * M <= rev M) loads the 16 x 16 tiles (*, M, *) and (*, rev M, *) (rows of 16 consecutive
+ * elements, 512 B) and writes each to the other's place transposed: every global access is a
+ * 512 B row instead of k_bitrev's scattered 32 B elements. */
+__global__ void __launch_bounds__(256) k_bitrev_tiled(dfr *v, unsigned lg)
+{
+    __shared__ dfr s0[256], s1[256];
+    const unsigned mb = lg - 8;
+    const uint32_t M = blockIdx.x, Mr = mb ? __brev(M) >> (32 - mb) : 0;
+    if (M > Mr) return;
+    const uint32_t t = threadIdx.x, A = t >> 4, C = t & 15;
+    const size_t i0 = ((size_t)A << (lg - 4)) | ((size_t)M << 4) | C;
+    const size_t i1 = ((size_t)A << (lg - 4)) | ((size_t)Mr << 4) | C;
+    s0[t] = v[i0];
+    if (M != Mr) s1[t] = v[i1];
+    __syncthreads();
+    /* (A, Mr, C) receives (rev C, M, rev A) of tile M, and the other way round */
+    const uint32_t src = ((__brev(C) >> 28) << 4) | (__brev(A) >> 28);
+    v[i1] = s0[src];
+    if (M != Mr) v[i0] = s1[src];
 }
 
 __global__ void k_table_mul(dfr *out, const dfr *lo, const dfr *hi, unsigned lo_bits, uint32_t n)
@@ -394,6 +470,26 @@ static bool ntt_radix4(void)
     return v != 0;
 }
 
+/* Skip the products by omega^0 of the pair with half 1 (default) or not; CUZK_GPU_NTT_TRIV=0
+ * selects the latter (benchmarking). */
+static bool ntt_trivial_pair(void)
+{
+    const char *e = getenv("CUZK_GPU_NTT_TRIV");   /* read per call: cuzk-bench --vary changes it */
+    return e && e[0] ? atoi(e) != 0 : true;
+}
+
+typedef void (*ntt4_fn)(dfr *, unsigned, unsigned, unsigned, const dfr *, unsigned, bool, pass_mul, pass_mul);
+/* The pass4 kernel for a register cap (0: none) and the trivial-pair variant. */
+template <int REG> static ntt4_fn pick4(bool dit, bool tv)
+{
+    if constexpr (REG == 0)
+        return dit ? (tv ? k_ntt_pass4<true, true> : k_ntt_pass4<true, false>)
+                   : (tv ? k_ntt_pass4<false, true> : k_ntt_pass4<false, false>);
+    else
+        return dit ? (tv ? k_ntt_pass4r<true, REG, true> : k_ntt_pass4r<true, REG, false>)
+                   : (tv ? k_ntt_pass4r<false, REG, true> : k_ntt_pass4r<false, REG, false>);
+}
+
 static unsigned split_passes(unsigned lg, unsigned ks[4])
 {
     unsigned np = (lg + 9) / 10;
@@ -413,6 +509,7 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned s0 = 0;
     pass_mul none = {MUL_NONE, {}, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
+    const bool triv = ntt_trivial_pair();
     /* register cap of the radix-4 passes: 72 (default), 80 or 0 (none: ~100 registers), read
      * per transform (H200, 2^27 NTT: 46.4 ms uncapped, 44.3 / 44.0 / 44.8 ms at 64 / 72 / 80;
      * asking for the largest shared-memory carve-out changed nothing) */
@@ -435,10 +532,9 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
         k_ntt_pass<D, S><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b); \
     } while (0)
         if (shtw && k >= 2 && ntt_radix4()) {
-            void (*kf)(dfr *, unsigned, unsigned, unsigned, const dfr *, unsigned, bool, pass_mul, pass_mul) =
-                dit ? k_ntt_pass4<true> : k_ntt_pass4<false>;
-            if (reg == 72) kf = dit ? k_ntt_pass4r<true, 72> : k_ntt_pass4r<false, 72>;
-            else if (reg == 80) kf = dit ? k_ntt_pass4r<true, 80> : k_ntt_pass4r<false, 80>;
+            /* the first DIT pass and the last DIF pass have column 0 (stride 1): trivial pair */
+            const bool tv = triv && (dit ? p == 0 : p == np - 1);
+            ntt4_fn kf = reg == 72 ? pick4<72>(dit, tv) : reg == 80 ? pick4<80>(dit, tv) : pick4<0>(dit, tv);
             if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             kf<<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
         } else if (dit && shtw) CZ_NTT(true, true);
@@ -452,10 +548,21 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     return CUZK_OK;
 }
 
+/* Tiled bit reversal (default from lg 8) or one thread per element; CUZK_GPU_NTT_BITREV=0
+ * selects the latter (benchmarking). */
+static bool ntt_tiled_bitrev(void)
+{
+    const char *e = getenv("CUZK_GPU_NTT_BITREV");   /* read per call: cuzk-bench --vary changes it */
+    return e && e[0] ? atoi(e) != 0 : true;
+}
+
 static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
 {
     uint32_t n = 1u << lg;
-    k_bitrev<<<gpu_div_up(n, 256), 256, 0, st>>>(v, lg, n);
+    if (lg >= 8 && ntt_tiled_bitrev())
+        k_bitrev_tiled<<<1u << (lg - 8), 256, 0, st>>>(v, lg);
+    else
+        k_bitrev<<<gpu_div_up(n, 256), 256, 0, st>>>(v, lg, n);
     CK_LAUNCH();
     return CUZK_OK;
 }

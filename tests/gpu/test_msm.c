@@ -238,10 +238,11 @@ TEST(msm_batch_affine_rounds_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *minpt[] = {"2", "7"};
-    /* k = 0, 1: one inversion per block (block_inv, the default); k = 2: one per thread;
-     * k = 0: four G2 rounds */
+    /* k = 0, 1: one inversion per block (block_inv, the default) and G2's over the norms;
+     * k = 2: one per thread, G2's over the Fp2 denominators; k = 0: four G2 rounds */
     for (int k = 0; k < 3; k++) {
         setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
+        setenv("CUZK_GPU_MSM_AFF_NORM", k == 2 ? "0" : "1", 1);
         setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : "3", 1);
         setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 ? "4" : "2", 1);
         setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
@@ -276,6 +277,7 @@ TEST(msm_batch_affine_rounds_match_cpu)
     unsetenv("CUZK_GPU_MSM_AFF_MINPT");
     unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
     unsetenv("CUZK_GPU_MSM_AFF_BINV");
+    unsetenv("CUZK_GPU_MSM_AFF_NORM");
     gpu_ctx_free(ctx);
 }
 

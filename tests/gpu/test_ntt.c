@@ -45,21 +45,27 @@ TEST(ntt_all_variants_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    const unsigned lgs[] = {1, 2, 3, 5, 9, 10, 11, 12, 15, 19, 20};
+    const unsigned lgs[] = {1, 2, 3, 5, 8, 9, 10, 11, 12, 15, 19, 20, 21, 23};
     for (size_t k = 0; k < sizeof lgs / sizeof lgs[0]; k++) {
         unsigned lg = lgs[k];
         size_t n = (size_t)1 << lg;
         fr_t *v = malloc(n * sizeof *v), *ref = malloc(n * sizeof *ref);
-        for (int variant = 0; variant < 4; variant++) {
+        /* variants 4..7: the same without the trivial-twiddle skip and the tiled bit reversal
+         * (the benchmarks' baseline), so both paths stay checked */
+        for (int variant = 0; variant < 8; variant++) {
             bool inverse = variant & 1, coset = variant & 2;
+            setenv("CUZK_GPU_NTT_TRIV", variant & 4 ? "0" : "1", 1);
+            setenv("CUZK_GPU_NTT_BITREV", variant & 4 ? "0" : "1", 1);
             rand_frs(v, n);
             memcpy(ref, v, n * sizeof *v);
             if (coset) g16_coset_ntt(ref, lg, inverse, pool_default());
             else g16_ntt(ref, lg, inverse, pool_default());
             ASSERT_OK(gpu_ntt(ctx, v, lg, inverse, coset, err), err);
-            ASSERT_MSG(!memcmp(v, ref, n * sizeof *v), "lg %u inverse %d coset %d differs", lg,
-                       inverse, coset);
+            ASSERT_MSG(!memcmp(v, ref, n * sizeof *v), "lg %u inverse %d coset %d (variant %d) differs", lg,
+                       inverse, coset, variant);
         }
+        unsetenv("CUZK_GPU_NTT_TRIV");
+        unsetenv("CUZK_GPU_NTT_BITREV");
         /* round trip */
         rand_frs(v, n);
         memcpy(ref, v, n * sizeof *v);
