@@ -85,7 +85,9 @@ template <class F> static uint32_t range_len(size_t m)
         int x = e && e[0] ? atoi(e) : 0;
         v = x >= 8 && x <= 1024 ? x : 0;
     }
-    return v ? (uint32_t)v : (sizeof(F) > 48 || m >= ((size_t)1 << 27)) ? 128u : 64u;
+    /* G2 64 since its rounds leave ~16-32 entries per bucket (round 9 sweep: 2^24 279.0 ->
+     * 276.1 ms with the fifth round; with 128 the fifth round lost) */
+    return v ? (uint32_t)v : (sizeof(F) == 48 && m >= ((size_t)1 << 27)) ? 128u : 64u;
 }
 
 template <class F> struct blk {
@@ -900,7 +902,7 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 /* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
  * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G1_LARGE, CZ_AFF_G2 / CZ_AFF_G2_LARGE
  * by size); a round runs only while its outputs give every thread at least
- * CUZK_GPU_MSM_AFF_MINPT pairs (default 128) on at least 256 threads; threads per round are
+ * CUZK_GPU_MSM_AFF_MINPT pairs (default 128 for G1, 64 for G2) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
 #ifndef CZ_AFF_G1
@@ -912,12 +914,15 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 #ifndef CZ_AFF_G1_LARGE
 #define CZ_AFF_G1_LARGE 3
 #endif
+/* G2 (H200, round 9, norm inversion, accumulation ranges of 64, MINPT 64; 3 / 4 / 5 rounds):
+ * 2^20 31.24 / 29.77 / 30.82 ms, 2^21 48.85 / 47.80 / 47.20, 2^22 78.08 / 78.44 / 77.75,
+ * 2^23 146.66 / 142.11 / 145.97; above 2^23 a fifth: 2^24 288.12 / 279.02 / 276.08, 2^25
+ * 551.62 / 556.12 / 552.48 */
 #ifndef CZ_AFF_G2
-#define CZ_AFF_G2 3
+#define CZ_AFF_G2 4
 #endif
-/* G2 above 2^23 points: a fourth round (H200, 2^24: 3 / 4 / 5 rounds 317.3 / 312.1 / 325.4 ms) */
 #ifndef CZ_AFF_G2_LARGE
-#define CZ_AFF_G2_LARGE 4
+#define CZ_AFF_G2_LARGE 5
 #endif
 struct aff_plan {
     unsigned rounds;
@@ -934,7 +939,8 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     const int rdef = g2 ? (n > ((size_t)1 << 23) ? CZ_AFF_G2_LARGE : CZ_AFF_G2)
                         : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
-    const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", 128, 1, 1 << 20);
+    /* G2 64 (round 9 sweep: with 64 the last round of a size gets its full wave of threads) */
+    const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", g2 ? 64 : 128, 1, 1 << 20);
     /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
     const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
                         (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
