@@ -6,7 +6,7 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9
+#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -188,6 +188,11 @@ for step in "$@"; do
         run_step g2_c 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=15,16,17
         run_step g2_tps 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=256,384,512
         run_step g2_ovl 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_OVERLAP=0,1 ;;
+    g1-joint9)
+        # G1 round parameters swept together (range L x MINPT x rounds), as paid for G2 in round 9
+        for L in ${G1L:-32 64}; do for M in ${G1M:-32 128}; do
+            CUZK_GPU_MSM_L=$L CUZK_GPU_MSM_AFF_MINPT=$M run_step "g1_L${L}_M${M}" 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --reps 5 --vary CUZK_GPU_MSM_AFF=2,3
+        done; done ;;
     ntt-reg)
         # register cap of the radix-4 NTT passes (0: none, 100 registers, 16 warps/SM)
         run_step ntt_reg 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=${REGS:-0,72,80}
