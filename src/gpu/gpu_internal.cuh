@@ -147,6 +147,11 @@ bool gpu_host_is_pinned(const void *p, size_t bytes);
  * has been read. *staged (nullable) is set when the staging path was taken. */
 int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cudaStream_t st,
             bool *staged, struct cuzk_error *err);
+/* Witness w = inputs ++ aux of shape s to device buffer d (gpu_h2d through stager `which`,
+ * queued on st); gpu_wit_bytes is its size. (prover.cu) */
+size_t gpu_wit_bytes(const struct g16_shape *s);
+int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
+                   const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);

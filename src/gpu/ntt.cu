@@ -96,6 +96,22 @@ __device__ __forceinline__ void tile_store(dfr *data, const dfr *sh, const tile_
     }
 }
 
+/* One radix-2 butterfly on shared elements m1, m2 with twiddle w: DIT (u + w v, u - w v) or
+ * DIF (u + v, (u - v) w). */
+template <bool DIT>
+__device__ __forceinline__ void bfly2(dfr *sh, uint32_t m1, uint32_t m2, const dfr &w)
+{
+    dfr u = sh[m1], v = sh[m2];
+    if (DIT) {
+        v = v * w;
+        sh[m1] = u + v;
+        sh[m2] = u - v;
+    } else {
+        sh[m1] = u + v;
+        sh[m2] = (u - v) * w;
+    }
+}
+
 /* One pass of k radix-2 stages (s0 .. s0+k-1) on tiles of 2^k elements, 2^(k-1) threads.
  * DIF (Gentleman-Sande): natural in, bit-reversed out, stage s has half = N >> (s+1).
  * DIT (Cooley-Tukey): bit-reversed in, natural out, stage s has half = 2^s. */
@@ -132,15 +148,7 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
             uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
             w = twiddle(tw, e, tw_shift, lg, inverse);
         }
-        dfr u = sh[m1], v = sh[m2];
-        if (DIT) {
-            v = v * w;
-            sh[m1] = u + v;
-            sh[m2] = u - v;
-        } else {
-            sh[m1] = u + v;
-            sh[m2] = (u - v) * w;
-        }
+        bfly2<DIT>(sh, m1, m2, w);
         __syncthreads();
     }
     tile_store<2>(data, sh, g, halfk, post, lg);
@@ -158,17 +166,12 @@ __device__ __forceinline__ void pass4_single(dfr *sh, const dfr *tws, uint32_t t
         const uint32_t jl = bi & (hm - 1);
         const uint32_t m1 = ((bi >> hm_lg) << (hm_lg + 1)) + jl, m2 = m1 + hm;
         const dfr w = tws[hm + jl];
-        dfr u = sh[m1], v = sh[m2];
         if (TRIV) {
-            sh[m1] = u + v;
-            sh[m2] = u - v;
-        } else if (DIT) {
-            v = v * w;
+            const dfr u = sh[m1], v = sh[m2];
             sh[m1] = u + v;
             sh[m2] = u - v;
         } else {
-            sh[m1] = u + v;
-            sh[m2] = (u - v) * w;
+            bfly2<DIT>(sh, m1, m2, w);
         }
     }
 }
@@ -471,11 +474,12 @@ static bool ntt_radix4(void)
     return v != 0;
 }
 
-/* Skip the products by omega^0 of the pair with half 1 (default) or not; CUZK_GPU_NTT_TRIV=0
- * selects the latter (benchmarking). */
-static bool ntt_trivial_pair(void)
+/* A benchmarking switch that defaults to on; read per call, since cuzk-bench --vary changes it
+ * within one process: CUZK_GPU_NTT_TRIV=0 keeps the products by omega^0 of the column-0 passes,
+ * CUZK_GPU_NTT_BITREV=0 bit-reverses with one thread per element. */
+static bool ntt_env_on(const char *name)
 {
-    const char *e = getenv("CUZK_GPU_NTT_TRIV");   /* read per call: cuzk-bench --vary changes it */
+    const char *e = getenv(name);
     return e && e[0] ? atoi(e) != 0 : true;
 }
 
@@ -510,7 +514,7 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned s0 = 0;
     pass_mul none = {MUL_NONE, {}, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
-    const bool triv = ntt_trivial_pair();
+    const bool triv = ntt_env_on("CUZK_GPU_NTT_TRIV");
     /* register cap of the radix-4 passes: 72 (default), 80 or 0 (none: ~100 registers), read
      * per transform (H200, 2^27 NTT: 46.4 ms uncapped, 44.3 / 44.0 / 44.8 ms at 64 / 72 / 80;
      * asking for the largest shared-memory carve-out changed nothing) */
@@ -549,18 +553,10 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     return CUZK_OK;
 }
 
-/* Tiled bit reversal (default from lg 8) or one thread per element; CUZK_GPU_NTT_BITREV=0
- * selects the latter (benchmarking). */
-static bool ntt_tiled_bitrev(void)
-{
-    const char *e = getenv("CUZK_GPU_NTT_BITREV");   /* read per call: cuzk-bench --vary changes it */
-    return e && e[0] ? atoi(e) != 0 : true;
-}
-
 static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
 {
     uint32_t n = 1u << lg;
-    if (lg >= 8 && ntt_tiled_bitrev())
+    if (lg >= 8 && ntt_env_on("CUZK_GPU_NTT_BITREV"))   /* tiled from lg 8 */
         k_bitrev_tiled<<<1u << (lg - 8), 256, 0, st>>>(v, lg);
     else
         k_bitrev<<<gpu_div_up(n, 256), 256, 0, st>>>(v, lg, n);

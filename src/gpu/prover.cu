@@ -329,8 +329,10 @@ static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape
     return k;
 }
 
-static int wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
-                      const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err)
+size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t); }
+
+int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
+                   const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err)
 {
     int rc = gpu_h2d(ctx, which, d, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
     if (!rc) rc = gpu_h2d(ctx, which, (fr_t *)d + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
@@ -341,7 +343,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
                                      const struct g16_assignment *w, struct cuzk_error *err)
 {
     if (!ctx || !s || !w) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_stage_witness: NULL argument");
-    const size_t bytes = ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    const size_t bytes = gpu_wit_bytes(s);
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
     pthread_mutex_lock(&ctx->pf_mu);
@@ -375,7 +377,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         cudaError_t e = cudaStreamCreateWithFlags(&ctx->pf_st, cudaStreamNonBlocking);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamCreate(prefetch)", __FILE__, __LINE__);
     }
-    if (!rc) rc = wit_upload(ctx, GPU_STAGER_PREFETCH, k->d, s, w, ctx->pf_st, err);
+    if (!rc) rc = gpu_wit_upload(ctx, GPU_STAGER_PREFETCH, k->d, s, w, ctx->pf_st, err);
     if (!rc) {
         cudaError_t e = cudaEventRecord(k->done, ctx->pf_st);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaEventRecord(witness)", __FILE__, __LINE__);
@@ -418,7 +420,7 @@ extern "C" bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx) { return 
 static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
                        cudaStream_t st, struct gpu_wit_slot **out, struct cuzk_error *err)
 {
-    const size_t bytes = ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    const size_t bytes = gpu_wit_bytes(s);
     bool hit;
     pthread_mutex_lock(&ctx->wit_mu);
     struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, true, &hit);
@@ -439,7 +441,7 @@ static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const str
         cudaError_t e = cudaStreamWaitEvent(st, k->done, 0);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamWaitEvent(witness)", __FILE__, __LINE__);
     }
-    if (!rc && !hit) rc = wit_upload(ctx, GPU_STAGER_MAIN, k->d, s, w, st, err);
+    if (!rc && !hit) rc = gpu_wit_upload(ctx, GPU_STAGER_MAIN, k->d, s, w, st, err);
     if (rc) {
         pthread_mutex_lock(&ctx->wit_mu);
         wit_forget(k);

@@ -36,15 +36,14 @@ extern "C" int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c,
     int rc = gpu_set_device(ctx, err);
     if (!rc) rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
-    size_t nv = (size_t)s->n_inputs + s->n_aux, rows = s->n_constraints;
+    const size_t rows = s->n_constraints, wb = gpu_wit_bytes(s);
     void *dw, *d[3];
-    rc = gpu_scratch(ctx, SL_W, (nv ? nv : 1) * sizeof(fr_t), &dw, err);
+    rc = gpu_scratch(ctx, SL_W, wb ? wb : sizeof(fr_t), &dw, err);
     for (int i = 0; !rc && i < 3; i++)
         rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), (rows ? rows : 1) * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
-    rc = gpu_h2d(ctx, GPU_STAGER_MAIN, dw, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
-    if (!rc) rc = gpu_h2d(ctx, GPU_STAGER_MAIN, (fr_t *)dw + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    rc = gpu_wit_upload(ctx, GPU_STAGER_MAIN, dw, s, w, st, err);
     if (rc) return rc;
     fr_t *h[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
