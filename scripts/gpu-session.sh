@@ -6,7 +6,8 @@
 #           porep27-registered | porep27-pinned | ncu-ntt | msm-variants-quick | range-variants |
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
-#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9
+#           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
+#           sum10 | porep-sum10 | round10
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -188,6 +189,25 @@ for step in "$@"; do
         run_step g2_c 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_C=15,16,17
         run_step g2_tps 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=256,384,512
         run_step g2_ovl 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_OVERLAP=0,1 ;;
+    sum10)
+        # session 8: 0/1 sums by batch-affine rounds (CUZK_GPU_SUM_AFF = max rounds, 0: XYZZ only)
+        run_step sum_g1_27 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,2,4,6,8,16
+        run_step sum_g1_27_d45 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.45 --reps 5 --vary CUZK_GPU_SUM_AFF=0,8
+        run_step sum_g2_25 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,2,4,6,8,16
+        for M in ${SUMM:-16 256}; do
+            CUZK_GPU_SUM_AFF_MINPT=$M run_step "sum_minpt$M" 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=4,8
+            CUZK_GPU_SUM_AFF_MINPT=$M run_step "sum2_minpt$M" 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=4,8
+        done ;;
+    porep-sum10)
+        # the 2^27 PoRep-shaped prove with the 0/1 sums in XYZZ only and by batch-affine rounds
+        TAILN=10 run_step porep27_sum 560 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 --vary CUZK_GPU_SUM_AFF=0,${SUMR:-4},0,${SUMR:-4} ;;
+    round10)
+        # session 8 record: kernels after the review commits, 0/1 sums default against XYZZ only
+        run_step msm_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5
+        run_step msm_g2 300 "$BENCH" gpu-msm --g 2 --lg 20 --lg 24 --reps 5
+        run_step ntt 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        run_step sum_g1 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,4
+        run_step sum_g2 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,4 ;;
     g1-joint9)
         # G1 round parameters swept together (range L x MINPT x rounds), as paid for G2 in round 9
         for L in ${G1L:-32 64}; do for M in ${G1M:-32 128}; do

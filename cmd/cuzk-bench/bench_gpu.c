@@ -639,11 +639,20 @@ BENCH_CMD(gpu_porep, "gpu-porep",
           "GPU prove of a PoRep-32GiB-shaped synthetic partition, random SRS (timed, not verified): "
           "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1|2] [--reps R] [--force 1] [--cpu-check 1] "
           "[--pipeline P]; --pinned 1: key in cudaMallocHost memory, 2: key and witness page-locked in place; "
-          "--pipeline P: P proofs by one prover, then by two provers with witness prefetch")
+          "--pipeline P: P proofs by one prover, then by two provers with witness prefetch; "
+          "--vary NAME=v1,v2,...: the resident proves once per value of environment variable NAME")
 {
     unsigned lg = 27;
     int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0, pipeline = 0;
     const char *key = "both";
+    /* --vary NAME=v1,v2,...: the resident-key proves once per value, in one process (one key
+     * build for all of them) */
+    struct vary vy;
+    char *vargs[64];
+    int vn;
+    if (parse_vary("gpu-porep", argc, argv, &vy, vargs, &vn)) return 2;
+    argc = vn;
+    argv = vargs;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--streamed")) { key = "streamed"; continue; }
@@ -729,7 +738,13 @@ BENCH_CMD(gpu_porep, "gpu-porep",
             ctx = open_gpu(dev);
             if (!ctx) rc = CUZK_E_NO_GPU, snprintf(err.msg, sizeof err.msg, "no GPU context");
         }
-        if (!rc && ctx && strcmp(key, "streamed")) rc = pl_time(ctx, &pl, reps, false, &err);
+        for (int v = 0; v < (vy.n ? vy.n : 1) && !rc && ctx && strcmp(key, "streamed"); v++) {
+            if (vy.n) {
+                setenv(vy.name, vy.vals[v], 1);
+                printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
+            }
+            rc = pl_time(ctx, &pl, reps, false, &err);
+        }
         if (!rc && ctx && strcmp(key, "streamed") && pipeline) rc = pl_pipeline(ctx, &pl, pipeline, &err);
         if (!rc && ctx && strcmp(key, "resident")) rc = pl_time(ctx, &pl, reps, true, &err);
         if (rc) fprintf(stderr, "gpu-porep: %s\n", err.msg);
@@ -747,6 +762,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-porep --lg LG (10..27) [--key resident|streamed|both] [--streamed] "
                     "[--pinned 0|1|2] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)] "
-                    "[--pipeline P (resident key: P proofs by one prover, then two with witness prefetch)]\n");
+                    "[--pipeline P (resident key: P proofs by one prover, then two with witness prefetch)] "
+                    "[--vary NAME=v1,v2,... (resident proves once per value)]\n");
     return 2;
 }

@@ -396,6 +396,11 @@ extern "C" unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
     return ctx ? ctx->msm_last_aff : 0;
 }
 
+extern "C" unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx)
+{
+    return ctx ? ctx->sum_last_aff : 0;
+}
+
 extern "C" bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx)
 {
     return ctx ? ctx->msm_last_planes : false;

@@ -726,6 +726,76 @@ __global__ void __launch_bounds__(128, MINB) k_bitmap_partial(d_xyzz<F> *partial
     st_vec(&partial[t], acc);
 }
 
+/* ---- 0/1 sums by batch-affine rounds ----
+ * The sum of the points selected by a bitmap as one bucket: the selected indices are paired
+ * in order ((1st, 2nd), (3rd, 4th), ...) and k_aff_round adds every pair in affine form with
+ * one inversion per block; each further round pairs the previous round's outputs (2o, 2o + 1),
+ * and what is left after the last round is summed in XYZZ (k_aff_partial). An affine pair costs
+ * ~6 Fp products against 10 for an XYZZ mixed addition, and for G2 15 Fp products (norm
+ * inversion) against ~28. */
+
+/* Set bits of word w of an n-bit bitmap (bits at n and above ignored). */
+__device__ __forceinline__ uint32_t bm_word(const uint32_t *bm, uint32_t w, uint32_t n)
+{
+    uint32_t wd = bm[w];
+    if (w == (n - 1) / 32 && (n & 31)) wd &= (1u << (n & 31)) - 1;
+    return wd;
+}
+
+__global__ void k_popc_words(uint32_t *cnt, const uint32_t *bm, uint32_t n)
+{
+    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w < (n + 31) / 32) cnt[w] = __popc(bm_word(bm, w, n));
+}
+
+/* m = number of set bits (woff: exclusive prefix of the word counts) */
+__global__ void k_ones_total(uint32_t *m, const uint32_t *cnt, const uint32_t *woff, uint32_t nw)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    *m = woff[nw - 1] + cnt[nw - 1];
+}
+
+/* First round's pairs: the j-th set bit (index i) goes to pair[j / 2], as .x for even j and .y
+ * for odd j; an odd last one is paired with nothing (AFF_NONE). *vcount = pairs. */
+__global__ void k_ones_pairs(uint2 *pair, uint32_t *vcount, const uint32_t *bm, const uint32_t *woff,
+                             uint32_t n, uint32_t m)
+{
+    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w == 0) *vcount = (m + 1) / 2;
+    if (w >= (n + 31) / 32) return;
+    uint32_t wd = bm_word(bm, w, n), j = woff[w];
+    while (wd) {
+        const uint32_t i = w * 32 + (__ffs(wd) - 1);
+        wd &= wd - 1;
+        uint32_t *slot = (uint32_t *)&pair[j >> 1];
+        slot[j & 1] = i;
+        if (!(j & 1) && j == m - 1) slot[1] = AFF_NONE;
+        j++;
+    }
+}
+
+/* Pairs of the next round over the V outputs of the previous one: (2o, 2o + 1). */
+__global__ void k_seq_pairs(uint2 *pair, uint32_t *vcount, uint32_t V)
+{
+    const uint32_t o = blockIdx.x * blockDim.x + threadIdx.x, Vn = (V + 1) / 2;
+    if (o == 0) *vcount = Vn;
+    if (o < Vn) pair[o] = make_uint2(2 * o, 2 * o + 1 < V ? 2 * o + 1 : AFF_NONE);
+}
+
+/* partial[t] = XYZZ sum of pts[t], pts[t + T], ... below V (T = threads of the grid). */
+template <class F, bool INL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_aff_partial(d_xyzz<F> *partial, const d_aff<F> *pts, uint32_t V)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, T = gridDim.x * blockDim.x;
+    d_xyzz<F> acc;
+    xyzz_set_inf(acc);
+    for (uint32_t i = t; i < V; i += T) {
+        if (INL) xyzz_add_aff_i(acc, ld_vec(&pts[i]));
+        else xyzz_add_aff(acc, ld_vec(&pts[i]));
+    }
+    st_vec(&partial[t], acc);
+}
+
 template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 {
     if (blockIdx.x || threadIdx.x) return;
@@ -1049,6 +1119,35 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     return CUZK_OK;
 }
 
+/* One inversion per block of the round kernel (block_inv); CUZK_GPU_MSM_AFF_BINV=0: one per
+ * thread (benchmarking). */
+static bool aff_binv(void) { return env_variant("CUZK_GPU_MSM_AFF_BINV", 1, 1) == 1; }
+/* G2: batch inversion over the denominators' norms in Fp (k_aff_round NORM, default, with one
+ * inversion per block); CUZK_GPU_MSM_AFF_NORM=0: over the Fp2 denominators. */
+static bool aff_norm_on(void) { return env_variant("CUZK_GPU_MSM_AFF_NORM", 1, 1) == 1; }
+
+/* One batch-affine round of T threads (k_aff_round) in the variant of group F: G2 with the
+ * norm inversion (norm), else one inversion per block (binv) or per thread.
+ * G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255. (H200, with block_inv:
+ * capping G1 at 102 / 85 registers for 5 / 6 blocks per SM was slower, 2^27 692.9 -> 712.3 /
+ * 718.4 ms; G2 at 170 registers for 3 blocks, although ncu shows its rounds at 8 warps per SM
+ * waiting on dependent latency with the IMAD pipe 64% busy, was slower too: 2^24 312.7 ->
+ * 334.8 ms.) */
+template <class F>
+static void launch_aff_round(uint32_t T, bool binv, bool norm, cudaStream_t st, d_aff<F> *pout, F *pre,
+                             uint32_t *vout, const uint2 *pairs, const d_aff<F> *pin, const uint32_t *vcount)
+{
+    constexpr int MB = sizeof(F) == 48 ? 4 : 1;
+    constexpr bool G2 = sizeof(F) != 48;
+    const unsigned blocks = gpu_div_up(T, AFF_BT);
+    if (G2 && norm)
+        k_aff_round<F, MB, true, G2><<<blocks, AFF_BT, 0, st>>>(pout, pre, vout, pairs, pin, vcount, T);
+    else if (binv)
+        k_aff_round<F, MB, true, false><<<blocks, AFF_BT, 0, st>>>(pout, pre, vout, pairs, pin, vcount, T);
+    else
+        k_aff_round<F, MB, false, false><<<blocks, AFF_BT, 0, st>>>(pout, pre, vout, pairs, pin, vcount, T);
+}
+
 /* R batch-affine rounds over the sorted list (keys sk, values sv; bounds and *d_valid from
  * k_bounds): writes the reduced list's points (slot AFF_PTS0/1), keys (alternating between
  * kalt and sk), identity values (valt) and its bounds and length in place. */
@@ -1072,12 +1171,7 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
     if (rc) return rc;
     const unsigned TB = 256;
-    /* one inversion per block of the round kernel (block_inv); CUZK_GPU_MSM_AFF_BINV=0: one
-     * per thread (benchmarking) */
-    const bool binv = env_variant("CUZK_GPU_MSM_AFF_BINV", 1, 1) == 1;
-    /* G2: batch inversion over the denominators' norms in Fp (k_aff_round NORM, default, with
-     * one inversion per block); CUZK_GPU_MSM_AFF_NORM=0: over the Fp2 denominators */
-    const bool norm = env_variant("CUZK_GPU_MSM_AFF_NORM", 1, 1) == 1;
+    const bool binv = aff_binv(), norm = aff_norm_on();
     uint32_t *kin = sk, *kout = kalt;
     const d_aff<F> *pin = bases;
     size_t vin_ub = mg;
@@ -1091,20 +1185,7 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         k_aff_bounds<<<gpu_div_up(nbg, TB), TB, 0, st>>>(bstart, bend, d_valid, d_cnt, d_ost, nbg);
         CK_LAUNCH();
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
-        const uint32_t T = ap.thr[r];
-        /* G1 at 128 registers: 4 blocks of 128 per SM; G2 needs all 255. (H200, with
-         * block_inv: capping G1 at 102 / 85 registers for 5 / 6 blocks per SM was slower,
-         * 2^27 692.9 -> 712.3 / 718.4 ms; G2 at 170 registers for 3 blocks, although ncu
-         * shows its rounds at 8 warps per SM waiting on dependent latency with the IMAD pipe
-         * 64% busy, was slower too: 2^24 312.7 -> 334.8 ms.) */
-        constexpr int MB = sizeof(F) == 48 ? 4 : 1;
-        constexpr bool G2 = sizeof(F) != 48;
-        if (G2 && norm)
-            k_aff_round<F, MB, true, G2><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
-        else if (binv)
-            k_aff_round<F, MB, true, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
-        else
-            k_aff_round<F, MB, false, false><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid, T);
+        launch_aff_round<F>(ap.thr[r], binv, norm, st, pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;
@@ -1347,15 +1428,108 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, small, st, err);
 }
 
+/* 0/1 sums: at most CUZK_GPU_SUM_AFF batch-affine rounds (default CZ_SUM_AFF; 0: the XYZZ
+ * kernel alone); a round of v pairs runs while v >= CUZK_GPU_SUM_AFF_MINPT (default 16) x
+ * CUZK_GPU_SUM_AFF_MIN_T (default 256), on min(v / MINPT, one wave: SMs x
+ * CUZK_GPU_MSM_AFF_TPS) threads. Bitmaps of fewer than CUZK_GPU_SUM_AFF_MIN_N bits (default
+ * 2^16) take the XYZZ kernel. Read at every call.
+ * H200 (session 8, medians of 5): G1 2^27 at 50% ones, XYZZ only 38.56 ms; 2 / 4 / 6 / 8 / 16
+ * rounds 23.63 / 23.32 / 24.34 / 26.14 / 30.04 ms; G2 2^25 at 50% 35.09 -> 19.42 / 19.23 /
+ * 21.78 / 24.99 / 28.19 ms (MINPT 64); MINPT 16 / 64 / 256 at 4 rounds: G1 23.32 / 23.32 /
+ * 24.77, G2 18.90 / 19.23 / 28.25. Later rounds have too few pairs per thread for one wave,
+ * and their launches and inversions cost more than the XYZZ pass they shorten. */
+#ifndef CZ_SUM_AFF
+#define CZ_SUM_AFF 4
+#endif
+template <class F>
+static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *bases, const uint32_t *bitmap,
+                          size_t n, cudaStream_t st, bool *done, struct cuzk_error *err)
+{
+    *done = false;
+    ctx->sum_last_aff = 0;
+    const bool g2 = sizeof(F) > 48;
+    const unsigned R = (unsigned)env_int("CUZK_GPU_SUM_AFF", CZ_SUM_AFF, 0, 16);
+    if (!R || !n || n < (size_t)env_int("CUZK_GPU_SUM_AFF_MIN_N", 1 << 16, 0, 1 << 30)) return CUZK_OK;
+    const size_t minpt = (size_t)env_int("CUZK_GPU_SUM_AFF_MINPT", 16, 1, 1 << 20);
+    const size_t mint = (size_t)env_int("CUZK_GPU_SUM_AFF_MIN_T", 256, 1, 1 << 20);
+    const size_t sms = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
+    const size_t tmax = sms * (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
+    const uint32_t nw = (uint32_t)((n + 31) / 32);
+    const unsigned TB = 256;
+    /* word counts, their exclusive prefix, the total and the round's pair count */
+    void *cnt, *cubt;
+    int rc = gpu_scratch(ctx, SL_AFF_CNT, (2 * (size_t)nw + 2) * 4, &cnt, err);
+    if (rc) return rc;
+    uint32_t *d_cnt = (uint32_t *)cnt, *d_off = d_cnt + nw, *d_m = d_off + nw, *d_v = d_m + 1;
+    size_t scan_bytes = 0;
+    CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, d_cnt, d_off, (int)nw, st));
+    rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
+    if (rc) return rc;
+    k_popc_words<<<gpu_div_up(nw, TB), TB, 0, st>>>(d_cnt, bitmap, (uint32_t)n);
+    CK_LAUNCH();
+    CK(cub::DeviceScan::ExclusiveSum(cubt, scan_bytes, d_cnt, d_off, (int)nw, st));
+    k_ones_total<<<1, 1, 0, st>>>(d_m, d_cnt, d_off, nw);
+    CK_LAUNCH();
+    uint32_t m = 0;
+    CK(cudaMemcpyAsync(&m, d_m, 4, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    /* pairs of each round (a round of v pairs leaves v points) */
+    size_t pairs[16], thr[16];
+    unsigned rounds = 0;
+    for (size_t v = ((size_t)m + 1) / 2; rounds < R && v >= minpt * mint; v = (v + 1) / 2) {
+        pairs[rounds] = v;
+        thr[rounds] = v / minpt < tmax ? v / minpt : tmax;
+        rounds++;
+        if (v == 1) break;
+    }
+    if (!rounds) return CUZK_OK;   /* too few ones: the XYZZ kernel */
+    void *pts[2] = {NULL, NULL}, *pre, *pr, *vout, *part;
+    const size_t last = pairs[rounds - 1];
+    const uint32_t blocks = (uint32_t)gpu_div_up(last < sms * 256 ? last : sms * 256, 128);
+    rc = gpu_scratch(ctx, SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>), &pts[0], err);
+    if (!rc && rounds > 1) rc = gpu_scratch(ctx, SL_AFF_PTS1, pairs[1] * sizeof(d_aff<F>), &pts[1], err);
+    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PRE, pairs[0] * sizeof(F), &pre, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PAIR, pairs[0] * sizeof(uint2), &pr, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_VALS1, pairs[0] * 4, &vout, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_SUM_PART, (size_t)blocks * 128 * sizeof(d_xyzz<F>), &part, err);
+    if (rc) return rc;
+    k_ones_pairs<<<gpu_div_up(nw, TB), TB, 0, st>>>((uint2 *)pr, d_v, bitmap, d_off, (uint32_t)n, m);
+    CK_LAUNCH();
+    const bool binv = aff_binv(), norm = aff_norm_on();
+    const d_aff<F> *pin = bases;
+    for (unsigned r = 0; r < rounds; r++) {
+        if (r) {
+            k_seq_pairs<<<gpu_div_up(pairs[r], TB), TB, 0, st>>>((uint2 *)pr, d_v, (uint32_t)pairs[r - 1]);
+            CK_LAUNCH();
+        }
+        d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
+        launch_aff_round<F>((uint32_t)thr[r], binv, norm, st, pout, (F *)pre, (uint32_t *)vout, (const uint2 *)pr,
+                            pin, d_v);
+        CK_LAUNCH();
+        pin = pout;
+    }
+    acc_dispatch<F>([&](auto inl, auto minb, auto) {
+        k_aff_partial<F, decltype(inl)::value, decltype(minb)::value><<<blocks, 128, 0, st>>>(
+            (d_xyzz<F> *)part, pin, (uint32_t)last);
+    });
+    CK_LAUNCH();
+    *done = true;
+    ctx->sum_last_aff = rounds;
+    return reduce_groups<F>(ctx, out, (d_xyzz<F> *)part, 1, blocks * 128, st, err);
+}
+
 template <class F>
 static int sum_bitmap_dev(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *bases,
                           const uint32_t *bitmap, size_t n, cudaStream_t st, struct cuzk_error *err)
 {
+    bool done;
+    int rc = sum_bitmap_aff<F>(ctx, out, bases, bitmap, n, st, &done, err);
+    if (rc || done) return rc;
     const uint32_t wpt = 8;   /* 256 points per thread */
     size_t nw = (n + 31) / 32;
     size_t T = nw ? gpu_div_up(nw, wpt) : 1;
     void *part = NULL;
-    int rc = gpu_scratch(ctx, SL_SUM_PART, T * sizeof(d_xyzz<F>), &part, err);
+    rc = gpu_scratch(ctx, SL_SUM_PART, T * sizeof(d_xyzz<F>), &part, err);
     if (rc) return rc;
     if (nw) {
         launch_bitmap<F>(T, st, (d_xyzz<F> *)part, bases, bitmap, (uint32_t)n, wpt);

@@ -174,6 +174,151 @@ TEST(bitmap_sums_match_cpu)
     gpu_ctx_free(ctx);
 }
 
+/* Points for the 0/1-sum tests: drawn from `distinct` random points (0: all fresh) with random
+ * signs, and every 97th at infinity, so the pairs of a batch-affine round hit P + Q, P + P,
+ * P + (-P) and infinity on either side. */
+static void sum_points_g1(g1_aff_t *p, size_t n, size_t distinct)
+{
+    if (!distinct) {
+        rand_g1s(p, n);
+    } else {
+        g1_aff_t *q = malloc(distinct * sizeof *q);
+        rand_g1s(q, distinct);
+        for (size_t i = 0; i < n; i++) {
+            p[i] = q[cuzk_rng_u64(test_rng()) % distinct];
+            if (cuzk_rng_u64(test_rng()) & 1) g1_aff_neg(&p[i], &p[i]);
+        }
+        free(q);
+    }
+    for (size_t i = 0; i < n; i += 97) memset(&p[i], 0, sizeof p[0]);
+}
+
+/* bit i set with probability pct / 100 */
+static void sum_bitmap_fill(uint64_t *bm, size_t n, unsigned pct)
+{
+    memset(bm, 0, (n + 63) / 64 * 8);
+    for (size_t i = 0; i < n; i++)
+        if (cuzk_rng_u64(test_rng()) % 100 < pct) bm[i / 64] |= 1ull << (i % 64);
+}
+
+/* Rounds a 0/1 sum of m ones runs with CUZK_GPU_SUM_AFF=R, CUZK_GPU_SUM_AFF_MINPT=minpt and
+ * CUZK_GPU_SUM_AFF_MIN_T=1 (the rule documented in msm.cu): a round of v pairs runs while
+ * v >= minpt, halving v each time, and none after a round of one pair. */
+static unsigned expect_sum_rounds(size_t m, unsigned R, size_t minpt)
+{
+    unsigned r = 0;
+    for (size_t v = (m + 1) / 2; r < R && v >= minpt; v = (v + 1) / 2) {
+        r++;
+        if (v == 1) break;
+    }
+    return r;
+}
+
+static size_t bitmap_ones(const uint64_t *bm, size_t n)
+{
+    size_t m = 0;
+    for (size_t w = 0; w < (n + 63) / 64; w++) m += (size_t)__builtin_popcountll(bm[w]);
+    return m;
+}
+
+/* 0/1 sums through batch-affine rounds (forced down to single pairs: every prefix chain, the
+ * block inversion with idle threads, odd counts and the XYZZ pass over what is left) against
+ * the CPU sum, for G1 and G2, then with the rounds switched off. Each case asserts which path
+ * ran. */
+TEST(bitmap_sums_batch_affine_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    setenv("CUZK_GPU_SUM_AFF_MIN_N", "0", 1);
+    setenv("CUZK_GPU_SUM_AFF_MIN_T", "1", 1);
+    const char *rounds[] = {"1", "3", "16"}, *minpt[] = {"1", "5", "2"};
+    const unsigned R[] = {1, 3, 16};
+    bool any_rounds = false;
+    for (int k = 0; k < 3; k++) {
+        setenv("CUZK_GPU_SUM_AFF", rounds[k], 1);
+        setenv("CUZK_GPU_SUM_AFF_MINPT", minpt[k], 1);
+        setenv("CUZK_GPU_MSM_AFF_NORM", k == 1 ? "0" : "1", 1);
+        const size_t ns[] = {1, 2, 63, 1000, 4099, 100003};
+        const size_t distinct[] = {0, 3, 50};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            size_t n = ns[i];
+            g1_aff_t *p = malloc(n * sizeof *p);
+            uint64_t *bm = malloc((n + 63) / 64 * 8);
+            for (size_t d = 0; d < 3; d++) {
+                sum_points_g1(p, n, distinct[d]);
+                const unsigned pcts[] = {25, 50, 100};
+                for (int q = 0; q < 3; q++) {
+                    sum_bitmap_fill(bm, n, pcts[q]);
+                    const unsigned want = expect_sum_rounds(bitmap_ones(bm, n), R[k], (size_t)atoi(minpt[k]));
+                    g1_jac_t ref, got;
+                    g1_sum_bitmap(&ref, p, bm, n, pool_default());
+                    ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
+                    g1_aff_t ra, ga;
+                    g1_jac_to_aff(&ra, &ref);
+                    g1_jac_to_aff(&ga, &got);
+                    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 affine 0/1 sum n=%zu distinct=%zu density %u%% rounds<=%s differs",
+                               n, distinct[d], pcts[q], rounds[k]);
+                    ASSERT_MSG(gpu_ctx_sum_aff_rounds(ctx) == want, "G1 n=%zu: %u batch-affine rounds ran, expected %u", n,
+                               gpu_ctx_sum_aff_rounds(ctx), want);
+                    any_rounds |= want > 0;
+                }
+            }
+            free(p);
+            free(bm);
+        }
+        const size_t n2s[] = {3, 333, 5000};
+        for (size_t i = 0; i < sizeof n2s / sizeof n2s[0]; i++) {
+            size_t n = n2s[i];
+            g2_aff_t *p = malloc(n * sizeof *p);
+            uint64_t *bm = malloc((n + 63) / 64 * 8);
+            rand_g2s(p, n);
+            for (size_t j = 1; j < n; j += 5) p[j] = p[j - 1];              /* P + P */
+            for (size_t j = 3; j < n; j += 7) g2_aff_neg(&p[j], &p[j - 1]); /* P + (-P) */
+            for (size_t j = 0; j < n; j += 97) memset(&p[j], 0, sizeof p[0]);
+            sum_bitmap_fill(bm, n, i == 0 ? 100 : 60);
+            g2_jac_t ref, got;
+            g2_sum_bitmap(&ref, p, bm, n, pool_default());
+            ASSERT_OK(gpu_g2_sum_bitmap(ctx, &got, p, bm, n, err), err);
+            g2_aff_t ra, ga;
+            g2_jac_to_aff(&ra, &ref);
+            g2_jac_to_aff(&ga, &got);
+            ASSERT_MSG(g2_aff_eq(&ra, &ga), "G2 affine 0/1 sum n=%zu rounds<=%s differs", n, rounds[k]);
+            const unsigned want = expect_sum_rounds(bitmap_ones(bm, n), R[k], (size_t)atoi(minpt[k]));
+            ASSERT_MSG(gpu_ctx_sum_aff_rounds(ctx) == want, "G2 n=%zu: %u batch-affine rounds ran, expected %u", n,
+                       gpu_ctx_sum_aff_rounds(ctx), want);
+            ASSERT_MSG(i == 0 || want > 0, "G2 n=%zu: the case should run rounds", n);
+            free(p);
+            free(bm);
+        }
+    }
+    ASSERT(any_rounds);
+    /* off: the XYZZ kernel alone */
+    setenv("CUZK_GPU_SUM_AFF", "0", 1);
+    {
+        const size_t n = 4099;
+        g1_aff_t *p = malloc(n * sizeof *p);
+        uint64_t *bm = malloc((n + 63) / 64 * 8);
+        sum_points_g1(p, n, 3);
+        sum_bitmap_fill(bm, n, 50);
+        g1_jac_t ref, got;
+        g1_sum_bitmap(&ref, p, bm, n, pool_default());
+        ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
+        g1_aff_t ra, ga;
+        g1_jac_to_aff(&ra, &ref);
+        g1_jac_to_aff(&ga, &got);
+        ASSERT(g1_aff_eq(&ra, &ga));
+        ASSERT(gpu_ctx_sum_aff_rounds(ctx) == 0);
+        free(p);
+        free(bm);
+    }
+    unsetenv("CUZK_GPU_SUM_AFF");
+    unsetenv("CUZK_GPU_SUM_AFF_MINPT");
+    unsetenv("CUZK_GPU_SUM_AFF_MIN_T");
+    unsetenv("CUZK_GPU_SUM_AFF_MIN_N");
+    unsetenv("CUZK_GPU_MSM_AFF_NORM");
+    gpu_ctx_free(ctx);
+}
+
 TEST(memory_check_gives_clear_error)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
