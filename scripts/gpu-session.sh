@@ -7,7 +7,7 @@
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
-#           sum10 | porep-sum10 | round10 | kara10 (BASE=baseline build)
+#           sum10 | porep-sum10 | round10
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -208,26 +208,6 @@ for step in "$@"; do
         run_step ntt 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
         run_step sum_g1 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,4
         run_step sum_g2 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5 --vary CUZK_GPU_SUM_AFF=0,4 ;;
-    kara10)
-        # session 8: Karatsuba products (build with -DCZ_KARA_FP=1 -DCZ_KARA_FR=1) against BASE:
-        # SASS mix of the field test kernels, then base / new / base timings
-        if command -v cuobjdump > /dev/null; then
-            for b in "${BASE:-}" "$B"; do
-                [ -f "$b/sass/k.cubin" ] || continue
-                cuobjdump --dump-sass "$b/sass/k.cubin" | awk '/Function :/ { f = $3; next }
-                     f != "" && $1 ~ /^\/\*[0-9a-f]+\*\/$/ { op = $2; if (op ~ /^@/) op = $3; sub(/;$/, "", op); sub(/\..*/, "", op); c[f " " op]++; t[f]++ }
-                     END { for (k in c) print c[k], k; for (k in t) print t[k], k, "TOTAL" }' | sort -k2,2 -k1,1nr > "$OUT/field_mix_$(basename "$b").txt"
-                note "fieldmix $(basename "$b"): $(grep -E ' IMAD$|TOTAL' "$OUT/field_mix_$(basename "$b").txt" | tr '\n' ' ')"
-            done
-        fi
-        for b in "${BASE:-}" "$B" "${BASE:-}"; do
-            [ -x "$b/bin/cuzk-bench-gpu" ] || continue
-            n=$(basename "$b")
-            run_step "k_msm1_$n" 300 "$b/bin/cuzk-bench-gpu" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5
-            run_step "k_msm2_$n" 300 "$b/bin/cuzk-bench-gpu" gpu-msm --g 2 --lg 24 --reps 5
-            run_step "k_ntt_$n" 300 "$b/bin/cuzk-bench-gpu" gpu-ntt --lg 24 --lg 27 --reps 5
-            run_step "k_h_$n" 300 "$b/bin/cuzk-bench-gpu" gpu-h --lg 27 --reps 5
-        done ;;
     g1-joint9)
         # G1 round parameters swept together (range L x MINPT x rounds), as paid for G2 in round 9
         for L in ${G1L:-32 64}; do for M in ${G1M:-32 128}; do

@@ -296,121 +296,10 @@ template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const
     f_reduce_once<P>(res, t);
 }
 
-/* out[0 .. 2H) = x[0 .. H) * y[0 .. H): row i adds x y[i] at word i, its lo halves in one carry
- * chain (the carry out opens word i + H) and its hi halves in a second one ending in word i + H;
- * the partial sum after row i is below 2^(32 (H + i + 1)), so neither chain carries further. */
-template <int H> CZ_FN void f_mul_half(uint32_t *out, const uint32_t *x, const uint32_t *y)
-{
-#pragma unroll
-    for (int j = 0; j < H; j++) out[j] = cz_mul_lo(x[j], y[0]);
-    out[1] = cz_madhi_cc(x[0], y[0], out[1]);
-#pragma unroll
-    for (int j = 1; j < H - 1; j++) out[j + 1] = cz_madhi_c_cc(x[j], y[0], out[j + 1]);
-    out[H] = cz_madhi_c(x[H - 1], y[0], 0);
-#pragma unroll
-    for (int i = 1; i < H; i++) {
-        out[i] = cz_madlo_cc(x[0], y[i], out[i]);
-#pragma unroll
-        for (int j = 1; j < H; j++) out[i + j] = cz_madlo_c_cc(x[j], y[i], out[i + j]);
-        out[i + H] = cz_addc(0, 0);
-        out[i + 1] = cz_madhi_cc(x[0], y[i], out[i + 1]);
-#pragma unroll
-        for (int j = 1; j < H - 1; j++) out[i + j + 1] = cz_madhi_c_cc(x[j], y[i], out[i + j + 1]);
-        out[i + H] = cz_madhi_c(x[H - 1], y[i], out[i + H]);
-    }
-}
-
-/* The rows of f_redc_rows without the final subtraction: t (N words, any value < 2^(32N))
- * becomes t 2^-(32N) mod p, at most p. */
-template <class P> CZ_FN void f_redc_raw(uint32_t *t)
-{
-    constexpr int N = P::N;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        const uint32_t m = t[0] * P::n0;
-        t[0] = cz_madlo_cc(P::p(0), m, t[0]);   /* becomes 0 */
-#pragma unroll
-        for (int j = 1; j < N; j++) t[j] = cz_madlo_c_cc(P::p(j), m, t[j]);
-        uint32_t top = cz_addc(0, 0);
-        t[1] = cz_madhi_cc(P::p(0), m, t[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) t[j + 1] = cz_madhi_c_cc(P::p(j), m, t[j + 1]);
-        top = cz_madhi_c(P::p(N - 1), m, top);
-#pragma unroll
-        for (int j = 0; j < N - 1; j++) t[j] = t[j + 1];
-        t[N - 1] = top;
-    }
-}
-
-/* Montgomery product with a Karatsuba full product (SOS): with H = N / 2 and X = 2^(32H),
- * a b = z0 + z1 X + z2 X^2 from three H x H products (3/4 of the schoolbook's multiplies; the
- * half sums' carries ca, cb are folded in with masked additions on the integer ALU), then
- * res = REDC(low N words) + high N words, reduced once: REDC(t_lo) <= p and t_hi < p^2 / R < p,
- * so the sum is below 2p. */
-template <class P> CZ_FN void f_mul_kara(uint32_t *res, const uint32_t *a, const uint32_t *b)
-{
-    constexpr int N = P::N, H = N / 2;
-    uint32_t t[2 * N], z[N + 1], sa[H], sb[H];
-    f_mul_half<H>(t, a, b);
-    f_mul_half<H>(t + N, a + H, b + H);
-    sa[0] = cz_add_cc(a[0], a[H]);
-#pragma unroll
-    for (int j = 1; j < H; j++) sa[j] = cz_addc_cc(a[j], a[H + j]);
-    const uint32_t ca = cz_addc(0, 0);
-    sb[0] = cz_add_cc(b[0], b[H]);
-#pragma unroll
-    for (int j = 1; j < H; j++) sb[j] = cz_addc_cc(b[j], b[H + j]);
-    const uint32_t cb = cz_addc(0, 0);
-    f_mul_half<H>(z, sa, sb);
-    /* (sa + ca X)(sb + cb X) = sa sb + (ca sb + cb sa) X + ca cb X^2 */
-    const uint32_t ma = 0u - ca, mb = 0u - cb;
-    z[N] = ca & cb;
-    z[H] = cz_add_cc(z[H], sb[0] & ma);
-#pragma unroll
-    for (int j = 1; j < H; j++) z[H + j] = cz_addc_cc(z[H + j], sb[j] & ma);
-    z[N] = cz_addc(z[N], 0);
-    z[H] = cz_add_cc(z[H], sa[0] & mb);
-#pragma unroll
-    for (int j = 1; j < H; j++) z[H + j] = cz_addc_cc(z[H + j], sa[j] & mb);
-    z[N] = cz_addc(z[N], 0);
-    /* z1 = that - z0 - z2 = a_lo b_hi + a_hi b_lo (< 2^(32N + 1)) */
-    z[0] = cz_sub_cc(z[0], t[0]);
-#pragma unroll
-    for (int j = 1; j < N; j++) z[j] = cz_subc_cc(z[j], t[j]);
-    z[N] = cz_subc(z[N], 0);
-    z[0] = cz_sub_cc(z[0], t[N]);
-#pragma unroll
-    for (int j = 1; j < N; j++) z[j] = cz_subc_cc(z[j], t[N + j]);
-    z[N] = cz_subc(z[N], 0);
-    /* t += z1 X */
-    t[H] = cz_add_cc(t[H], z[0]);
-#pragma unroll
-    for (int j = 1; j <= N; j++) t[H + j] = cz_addc_cc(t[H + j], z[j]);
-#pragma unroll
-    for (int k = H + N + 1; k < 2 * N - 1; k++) t[k] = cz_addc_cc(t[k], 0);
-    t[2 * N - 1] = cz_addc(t[2 * N - 1], 0);
-    f_redc_raw<P>(t);
-    uint32_t s[N];
-    s[0] = cz_add_cc(t[0], t[N]);
-#pragma unroll
-    for (int j = 1; j < N - 1; j++) s[j] = cz_addc_cc(t[j], t[N + j]);
-    s[N - 1] = cz_addc(t[N - 1], t[2 * N - 1]);
-    f_reduce_once<P>(res, s);
-}
-
-/* Which product operator* uses, per field: CZ_KARA_FP / CZ_KARA_FR = 1 for the Karatsuba
- * product (f_mul_kara), 0 for the interleaved CIOS rows (f_mul_rows). */
-#ifndef CZ_KARA_FP
-#define CZ_KARA_FP 0
-#endif
-#ifndef CZ_KARA_FR
-#define CZ_KARA_FR 0
-#endif
 template <class P> CZ_FN mont<P> operator*(const mont<P> &a, const mont<P> &b)
 {
     mont<P> r;
-    if ((P::N == 12 && CZ_KARA_FP) || (P::N == 8 && CZ_KARA_FR)) f_mul_kara<P>(r.v, a.v, b.v);
-    else f_mul_rows<P>(r.v, a.v, b.v);
+    f_mul_rows<P>(r.v, a.v, b.v);
     return r;
 }
 
@@ -427,7 +316,21 @@ template <class P> CZ_FN void f_redc_rows(uint32_t *res, const uint32_t *a)
     uint32_t t[N];
 #pragma unroll
     for (int j = 0; j < N; j++) t[j] = a[j];
-    f_redc_raw<P>(t);
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const uint32_t m = t[0] * P::n0;
+        t[0] = cz_madlo_cc(P::p(0), m, t[0]);   /* becomes 0 */
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = cz_madlo_c_cc(P::p(j), m, t[j]);
+        uint32_t top = cz_addc(0, 0);
+        t[1] = cz_madhi_cc(P::p(0), m, t[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) t[j + 1] = cz_madhi_c_cc(P::p(j), m, t[j + 1]);
+        top = cz_madhi_c(P::p(N - 1), m, top);
+#pragma unroll
+        for (int j = 0; j < N - 1; j++) t[j] = t[j + 1];
+        t[N - 1] = top;
+    }
     f_reduce_once<P>(res, t);
 }
 
