@@ -1028,6 +1028,36 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     return a;
 }
 
+/* Bytes of the slots in need[] that are smaller than asked for (a slot regrows whole). */
+struct slot_need {
+    enum gpu_slot s;
+    size_t bytes;
+};
+static size_t slots_extra(const struct gpu_ctx *ctx, const slot_need *need, size_t count)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < count; i++)
+        if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;
+    return extra;
+}
+
+/* Free GPU memory for new scratch, less gpu_mem_check's 64 MiB margin; CUZK_GPU_MSM_MEM_CAP=bytes
+ * caps the free memory seen here (test hook). */
+static int scratch_avail(struct gpu_ctx *ctx, size_t *avail, struct cuzk_error *err)
+{
+    size_t fr = 0, tot = 0;
+    int rc = gpu_mem_info(ctx, &fr, &tot, err);
+    if (rc) return rc;
+    const char *cap = getenv("CUZK_GPU_MSM_MEM_CAP");
+    if (cap && cap[0]) {
+        unsigned long long v = strtoull(cap, NULL, 10);
+        if (v < fr) fr = (size_t)v;
+    }
+    const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
+    *avail = fr > margin ? fr - margin : 0;
+    return CUZK_OK;
+}
+
 /* Scratch the MSM still has to allocate for window c with g windows per group (slots already
  * large enough cost nothing; CUB's temporary storage is estimated at 8 bytes per key). */
 template <class F>
@@ -1042,7 +1072,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     const aff_plan ap = aff ? aff_rounds<F>(ctx, n, m, nb) : aff_plan{};
     const size_t o1 = ap.rounds ? ap.out[0] : 0, o2 = ap.rounds > 1 ? ap.out[1] : 0;
     const size_t ab = ap.rounds ? nb * 4 : 0;
-    const struct { enum gpu_slot s; size_t bytes; } need[] = {
+    const slot_need need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X * bucket_sets<F>(n, W, g)},
@@ -1052,10 +1082,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? ab + ((size_t)1 << 20) : 0},
         {SL_PLANES, planes ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
     };
-    size_t extra = 0;
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-        if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;   /* regrown whole */
-    return extra;
+    return slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
 
 /* Window size and windows per group: c minimises n W + 3 * 2^(c-1) W, up to 2^26 keys are
@@ -1080,18 +1107,11 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     /* steady state: the scratch of an earlier MSM of this size is already there */
     bool aff = true;
     size_t extra = n ? msm_extra_bytes<F>(ctx, n, c, g, W, aff, planes()) : 0;
-    size_t fr = 0, tot = 0;
+    size_t avail = 0;
     if (extra) {
-        int rc = gpu_mem_info(ctx, &fr, &tot, err);
+        int rc = scratch_avail(ctx, &avail, err);
         if (rc) return rc;
-        const char *cap = getenv("CUZK_GPU_MSM_MEM_CAP");
-        if (cap && cap[0]) {
-            unsigned long long v = strtoull(cap, NULL, 10);
-            if (v < fr) fr = (size_t)v;
-        }
     }
-    const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
-    const size_t avail = fr > margin ? fr - margin : 0;
     while (extra > avail) {
         if (planes()) {
             planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
@@ -1432,7 +1452,8 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
  * kernel alone); a round of v pairs runs while v >= CUZK_GPU_SUM_AFF_MINPT (default 16) x
  * CUZK_GPU_SUM_AFF_MIN_T (default 256), on min(v / MINPT, one wave: SMs x
  * CUZK_GPU_MSM_AFF_TPS) threads. Bitmaps of fewer than CUZK_GPU_SUM_AFF_MIN_N bits (default
- * 2^16) take the XYZZ kernel. Read at every call.
+ * 2^16), and sums whose round buffers do not fit in free GPU memory, take the XYZZ kernel.
+ * Read at every call.
  * H200 (session 8, medians of 5): G1 2^27 at 50% ones, XYZZ only 38.56 ms; 2 / 4 / 6 / 8 / 16
  * rounds 23.63 / 23.32 / 24.34 / 26.14 / 30.04 ms; G2 2^25 at 50% 35.09 -> 19.42 / 19.23 /
  * 21.78 / 24.99 / 28.19 ms (MINPT 64); MINPT 16 / 64 / 256 at 4 rounds: G1 23.32 / 23.32 /
@@ -1486,6 +1507,20 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     void *pts[2] = {NULL, NULL}, *pre, *pr, *vout, *part;
     const size_t last = pairs[rounds - 1];
     const uint32_t blocks = (uint32_t)gpu_div_up(last < sms * 256 ? last : sms * 256, 128);
+    /* the rounds' buffers (~2.5 point sizes per pair) only where they fit in free GPU memory,
+     * else the XYZZ kernel, which needs next to nothing: as the MSM plan drops its rounds */
+    const slot_need need[] = {
+        {SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>)}, {SL_AFF_PTS1, rounds > 1 ? pairs[1] * sizeof(d_aff<F>) : 0},
+        {SL_AFF_PRE, pairs[0] * sizeof(F)}, {SL_AFF_PAIR, pairs[0] * sizeof(uint2)}, {SL_VALS1, pairs[0] * 4},
+        {SL_SUM_PART, (size_t)blocks * 128 * sizeof(d_xyzz<F>)},
+    };
+    const size_t extra = slots_extra(ctx, need, sizeof need / sizeof need[0]);
+    if (extra) {
+        size_t avail = 0;
+        rc = scratch_avail(ctx, &avail, err);
+        if (rc) return rc;
+        if (extra > avail) return CUZK_OK;
+    }
     rc = gpu_scratch(ctx, SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>), &pts[0], err);
     if (!rc && rounds > 1) rc = gpu_scratch(ctx, SL_AFF_PTS1, pairs[1] * sizeof(d_aff<F>), &pts[1], err);
     if (!rc) rc = gpu_scratch(ctx, SL_AFF_PRE, pairs[0] * sizeof(F), &pre, err);

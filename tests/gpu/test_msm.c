@@ -292,6 +292,37 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         }
     }
     ASSERT(any_rounds);
+    /* short GPU memory (CUZK_GPU_MSM_MEM_CAP, fresh contexts): with ~1 MB free for scratch the
+     * rounds' buffers (~10 MB here) do not fit and the XYZZ kernel runs, with ~330 MB they do;
+     * both exact */
+    {
+        const size_t n = 100003;
+        const char *caps[] = {"68000000", "400000000"};
+        g1_aff_t *p = malloc(n * sizeof *p);
+        uint64_t *bm = malloc((n + 63) / 64 * 8);
+        sum_points_g1(p, n, 50);
+        sum_bitmap_fill(bm, n, 100);
+        g1_jac_t ref;
+        g1_sum_bitmap(&ref, p, bm, n, pool_default());
+        g1_aff_t ra;
+        g1_jac_to_aff(&ra, &ref);
+        for (int k = 0; k < 2; k++) {
+            setenv("CUZK_GPU_MSM_MEM_CAP", caps[k], 1);
+            struct gpu_ctx *c2 = gpu_test_ctx();
+            g1_jac_t got;
+            ASSERT_OK(gpu_g1_sum_bitmap(c2, &got, p, bm, n, err), err);
+            g1_aff_t ga;
+            g1_jac_to_aff(&ga, &got);
+            ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 0/1 sum under memory cap %s differs", caps[k]);
+            const unsigned want = k ? expect_sum_rounds(n, 16, 2) : 0;
+            ASSERT_MSG(gpu_ctx_sum_aff_rounds(c2) == want, "cap %s: %u rounds ran, expected %u", caps[k],
+                       gpu_ctx_sum_aff_rounds(c2), want);
+            gpu_ctx_free(c2);
+        }
+        unsetenv("CUZK_GPU_MSM_MEM_CAP");
+        free(p);
+        free(bm);
+    }
     /* off: the XYZZ kernel alone */
     setenv("CUZK_GPU_SUM_AFF", "0", 1);
     {
