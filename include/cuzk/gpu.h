@@ -83,6 +83,9 @@ void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *ou
 void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group);
 /* Batch-affine rounds the last MSM's first window group ran before its XYZZ accumulation. */
 unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx);
+/* Whether the last h pipeline took its coset factors from the per-position table (domains
+ * from 2^16 with 256 bytes per element of GPU memory free) rather than two small tables. */
+bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx);
 /* Batch-affine rounds the last 0/1 bitmap sum ran before its XYZZ pass (0: XYZZ only). */
 unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx);
 /* Whether the last MSM took its digits from plain-scalar word planes (one window per sort). */

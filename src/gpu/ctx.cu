@@ -139,6 +139,7 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
     for (int i = 0; i < SL__COUNT; i++) if (c->slot[i]) cudaFree(c->slot[i]);
     if (c->tw) cudaFree(c->tw);
     if (c->coset) cudaFree(c->coset);
+    if (c->shift_tab) cudaFree(c->shift_tab);
     for (int i = 0; i < 3; i++) if (c->st[i]) cudaStreamDestroy(c->st[i]);
     for (int i = 0; i < 4; i++) if (c->ev[i]) cudaEventDestroy(c->ev[i]);
     for (int k = 0; k < GPU_WIT_SLOTS; k++) {
@@ -394,6 +395,11 @@ extern "C" void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bit
 extern "C" unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
 {
     return ctx ? ctx->msm_last_aff : 0;
+}
+
+extern "C" bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx)
+{
+    return ctx && ctx->h_last_tab;
 }
 
 extern "C" unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx)

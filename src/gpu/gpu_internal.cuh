@@ -89,6 +89,11 @@ struct gpu_ctx {
     unsigned tw_lg;
     dfr *coset;
     unsigned coset_lg;
+    /* h pipeline: the coset factors of its iNTTs' last passes per position, [0, N) g^rev(j) / N
+     * and [N, 2N) g^-rev(j) / N for N = 2^shift_lg (0: none; ntt.cu coset_full) */
+    dfr *shift_tab;
+    unsigned shift_lg;
+    bool h_last_tab;   /* the last h pipeline used shift_tab */
     /* resident proving key (pointer identity) */
     const struct g16_pk *pk;
     void *d_h, *d_l, *d_a, *d_bg1, *d_bg2;

@@ -157,6 +157,11 @@ unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
     (void)ctx;
     return 0;
 }
+bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx)
+{
+    (void)ctx;
+    return false;
+}
 unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx)
 {
     (void)ctx;

@@ -6,9 +6,10 @@
 
 #include "gpu_internal.cuh"
 
-/* Pre/post multiplier of a pass: none, a constant, or lo[x & mask] * hi[x >> 14] (a power of
- * the coset generator, optionally times 1/N) with x the natural or bit-reversed position. */
-enum { MUL_NONE = 0, MUL_CONST = 1, MUL_POW_NAT = 2, MUL_POW_REV = 3 };
+/* Pre/post multiplier of a pass: none, a constant, lo[x & mask] * hi[x >> 14] (a power of
+ * the coset generator, optionally times 1/N) with x the natural or bit-reversed position, or
+ * lo[position] (MUL_TAB: that product precomputed for every position, coset_full). */
+enum { MUL_NONE = 0, MUL_CONST = 1, MUL_POW_NAT = 2, MUL_POW_REV = 3, MUL_TAB = 4 };
 
 struct pass_mul {
     int mode;
@@ -20,6 +21,7 @@ __device__ __forceinline__ dfr apply_mul(const pass_mul &pm, dfr x, uint32_t pos
 {
     if (pm.mode == MUL_NONE) return x;
     if (pm.mode == MUL_CONST) return x * pm.c;
+    if (pm.mode == MUL_TAB) return x * ld_vec(&pm.lo[pos]);
     uint32_t e = pm.mode == MUL_POW_NAT ? pos : (lg ? (__brev(pos) >> (32 - lg)) : 0);
     return x * (pm.lo[e & (COSET_TAB - 1)] * pm.hi[e >> 14]);
 }
@@ -342,6 +344,15 @@ __global__ void k_scale_table(dfr *out, const dfr *in, dfr c, uint32_t n)
 }
 
 /* a[i] = (a[i] b[i] - c[i]) z_inv */
+/* out[j] = lo[e & mask] * hi[e >> 14], e = rev_lg(j): apply_mul's MUL_POW_REV factor */
+__global__ void k_rev_pow_table(dfr *out, const dfr *lo, const dfr *hi, unsigned lg, uint32_t n)
+{
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const uint32_t e = lg ? (__brev(j) >> (32 - lg)) : 0;
+    out[j] = lo[e & (COSET_TAB - 1)] * hi[e >> 14];
+}
+
 __global__ void k_abc(dfr *a, const dfr *b, const dfr *c, dfr zinv, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -593,6 +604,42 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
     return rc;
 }
 
+/* The factors of the h pipeline's coset shift and unshift (g^rev(j) / N, g^-rev(j) / N) for
+ * every position j of a 2^lg domain, so its iNTTs' last passes multiply once per element
+ * instead of twice with two table gathers (ncu, 2^27: that pass 18.9 ms against 11.1 without
+ * a multiplier). 64 bytes per element (8 GiB at 2^27), kept per context while the domain
+ * stays; only from 2^16 and when 192 bytes per element stay free beside it (about the scratch
+ * of a 2^lg-point G1 MSM, which the prover runs next and which must not shrink for it), else
+ * NULL (the two-table path). CUZK_GPU_NTT_SHIFT_TAB=0 switches it off (read per call). */
+static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
+{
+    if (lg < 16 || !ntt_env_on("CUZK_GPU_NTT_SHIFT_TAB")) return NULL;
+    if (ctx->shift_tab && ctx->shift_lg == lg) return ctx->shift_tab;
+    if (ctx->shift_tab) {
+        cudaFree(ctx->shift_tab);
+        ctx->shift_tab = NULL;
+        ctx->shift_lg = 0;
+    }
+    const size_t n = (size_t)1 << lg, bytes = 2 * n * sizeof(fr_t);
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess || fr < bytes || fr - bytes < n * 192) return NULL;
+    if (cudaMalloc((void **)&ctx->shift_tab, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        ctx->shift_tab = NULL;
+        return NULL;
+    }
+    const pass_mul s = coset_mul(ctx, false, true, MUL_POW_REV), u = coset_mul(ctx, true, true, MUL_POW_REV);
+    k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
+    k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab + n, u.lo, u.hi, lg, (uint32_t)n);
+    if (cudaGetLastError() != cudaSuccess) {
+        cudaFree(ctx->shift_tab);
+        ctx->shift_tab = NULL;
+        return NULL;
+    }
+    ctx->shift_lg = lg;
+    return ctx->shift_tab;
+}
+
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
                       struct cuzk_error *err)
 {
@@ -603,13 +650,23 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
     /* iNTT (DIF, bit-reversed out) with 1/N and the coset shift g^i folded into its last pass,
      * then the forward DIT NTT back to natural order: values on the coset g * omega^j. */
     pass_mul shift = coset_mul(ctx, false, true, MUL_POW_REV);
+    pass_mul unshift = coset_mul(ctx, true, true, MUL_POW_REV);
+    const dfr *full = coset_full(ctx, lg);   /* queued on st[0] before the event below */
+    ctx->h_last_tab = full != NULL;
+    if (full) {
+        shift = {MUL_TAB, {}, full, NULL};
+        unshift = {MUL_TAB, {}, full + n, NULL};
+    }
     dfr *v[3] = {a, b, c};
     /* the caller queued its producers of a, b, c on stream 0 */
     CK(cudaEventRecord(ctx->ev[3], ctx->st[0]));
     CK(cudaStreamWaitEvent(ctx->st[1], ctx->ev[3], 0));
     CK(cudaStreamWaitEvent(ctx->st[2], ctx->ev[3], 0));
+    /* a, b and c on three streams; CUZK_GPU_H_STREAMS=0: one after the other on stream 0
+     * (read per call, benchmarking) */
+    const bool three = ntt_env_on("CUZK_GPU_H_STREAMS");
     for (int i = 0; i < 3; i++) {
-        cudaStream_t st = ctx->st[i];
+        cudaStream_t st = ctx->st[three ? i : 0];
         if (lg == 0) {
             /* N = 1: iNTT, coset shift by g^0 and NTT are all the identity */
             continue;
@@ -633,7 +690,6 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
     k_abc<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, c, zinv, (uint32_t)n);
     CK_LAUNCH();
     if (lg) {
-        pass_mul unshift = coset_mul(ctx, true, true, MUL_POW_REV);
         rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
         if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
         if (rc) return rc;

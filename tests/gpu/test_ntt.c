@@ -82,7 +82,7 @@ TEST(compute_h_matches_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    const unsigned lgs[] = {0, 1, 2, 4, 10, 11, 13, 17};
+    const unsigned lgs[] = {0, 1, 2, 4, 10, 11, 13, 16, 17};
     for (size_t k = 0; k < sizeof lgs / sizeof lgs[0]; k++) {
         unsigned lg = lgs[k];
         size_t n = (size_t)1 << lg;
@@ -90,6 +90,11 @@ TEST(compute_h_matches_cpu)
         size_t lens[3] = {n, n > 1 ? n - 1 : 1, n > 2 ? n / 2 + 1 : 1};
         for (int li = 0; li < 3; li++) {
             size_t len = lens[li];
+            /* a, b, c on three streams (default), and on one for the middle length; the coset
+             * factors from the per-position table (default from 2^16) or, for the last length,
+             * from the two small tables */
+            setenv("CUZK_GPU_H_STREAMS", li == 1 ? "0" : "1", 1);
+            setenv("CUZK_GPU_NTT_SHIFT_TAB", li == 2 ? "0" : "1", 1);
             fr_t *v[3], *r[3];
             for (int i = 0; i < 3; i++) {
                 v[i] = calloc(n, sizeof(fr_t));
@@ -99,13 +104,18 @@ TEST(compute_h_matches_cpu)
             }
             g16_compute_h(r[0], r[1], r[2], lg, pool_default());
             ASSERT_OK(gpu_compute_h(ctx, v[0], v[1], v[2], lg, err), err);
-            ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu", lg, len);
+            ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu (%s)", lg, len,
+                       li == 1 ? "one stream" : "three streams");
+            ASSERT_MSG(gpu_ctx_h_shift_table(ctx) == (lg >= 16 && li != 2), "lg %u len %zu: per-position table %s", lg,
+                       len, gpu_ctx_h_shift_table(ctx) ? "used" : "not used");
             for (int i = 0; i < 3; i++) {
                 free(v[i]);
                 free(r[i]);
             }
         }
     }
+    unsetenv("CUZK_GPU_H_STREAMS");
+    unsetenv("CUZK_GPU_NTT_SHIFT_TAB");
     gpu_ctx_free(ctx);
 }
 
