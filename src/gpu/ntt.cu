@@ -343,7 +343,6 @@ __global__ void k_scale_table(dfr *out, const dfr *in, dfr c, uint32_t n)
     if (i < n) out[i] = in[i] * c;
 }
 
-/* a[i] = (a[i] b[i] - c[i]) z_inv */
 /* out[j] = lo[e & mask] * hi[e >> 14], e = rev_lg(j): apply_mul's MUL_POW_REV factor */
 __global__ void k_rev_pow_table(dfr *out, const dfr *lo, const dfr *hi, unsigned lg, uint32_t n)
 {
@@ -353,6 +352,7 @@ __global__ void k_rev_pow_table(dfr *out, const dfr *lo, const dfr *hi, unsigned
     out[j] = lo[e & (COSET_TAB - 1)] * hi[e >> 14];
 }
 
+/* a[i] = (a[i] b[i] - c[i]) z_inv */
 __global__ void k_abc(dfr *a, const dfr *b, const dfr *c, dfr zinv, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
