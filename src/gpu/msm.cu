@@ -994,6 +994,13 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 #ifndef CZ_AFF_G2_LARGE
 #define CZ_AFF_G2_LARGE 5
 #endif
+/* Threads of one wave of the round kernel (the cap on a round's threads): G1's runs 4 blocks of
+ * 128 per SM, G2's 2; CUZK_GPU_MSM_AFF_TPS overrides the threads per SM. */
+template <class F> static size_t aff_wave(const struct gpu_ctx *ctx)
+{
+    return (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
+           (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", sizeof(F) > 48 ? 256 : 512, 32, 4096);
+}
 struct aff_plan {
     unsigned rounds;
     size_t out[8];       /* upper bound on each round's outputs */
@@ -1011,9 +1018,7 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     /* G2 64 (round 9 sweep: with 64 the last round of a size gets its full wave of threads) */
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", g2 ? 64 : 128, 1, 1 << 20);
-    /* one wave of resident threads: G1's round kernel runs 4 blocks of 128 per SM, G2's 2 */
-    const size_t tmax = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
-                        (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
+    const size_t tmax = aff_wave<F>(ctx);
     size_t ub = m;
     while (a.rounds < R) {
         /* sum over buckets of ceil(len / 2) <= (entries + non-empty buckets) / 2 */
@@ -1468,13 +1473,12 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
 {
     *done = false;
     ctx->sum_last_aff = 0;
-    const bool g2 = sizeof(F) > 48;
     const unsigned R = (unsigned)env_int("CUZK_GPU_SUM_AFF", CZ_SUM_AFF, 0, 16);
     if (!R || !n || n < (size_t)env_int("CUZK_GPU_SUM_AFF_MIN_N", 1 << 16, 0, 1 << 30)) return CUZK_OK;
     const size_t minpt = (size_t)env_int("CUZK_GPU_SUM_AFF_MINPT", 16, 1, 1 << 20);
     const size_t mint = (size_t)env_int("CUZK_GPU_SUM_AFF_MIN_T", 256, 1, 1 << 20);
     const size_t sms = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
-    const size_t tmax = sms * (size_t)env_int("CUZK_GPU_MSM_AFF_TPS", g2 ? 256 : 512, 32, 4096);
+    const size_t tmax = aff_wave<F>(ctx);
     const uint32_t nw = (uint32_t)((n + 31) / 32);
     const unsigned TB = 256;
     /* word counts, their exclusive prefix, the total and the round's pair count */
@@ -1504,30 +1508,28 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
         if (v == 1) break;
     }
     if (!rounds) return CUZK_OK;   /* too few ones: the XYZZ kernel */
-    void *pts[2] = {NULL, NULL}, *pre, *pr, *vout, *part;
     const size_t last = pairs[rounds - 1];
     const uint32_t blocks = (uint32_t)gpu_div_up(last < sms * 256 ? last : sms * 256, 128);
     /* the rounds' buffers (~2.5 point sizes per pair) only where they fit in free GPU memory,
      * else the XYZZ kernel, which needs next to nothing: as the MSM plan drops its rounds */
-    const slot_need need[] = {
+    enum { PTS0, PTS1, PRE, PAIR, VOUT, PART, NBUF };
+    const slot_need need[NBUF] = {
         {SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>)}, {SL_AFF_PTS1, rounds > 1 ? pairs[1] * sizeof(d_aff<F>) : 0},
         {SL_AFF_PRE, pairs[0] * sizeof(F)}, {SL_AFF_PAIR, pairs[0] * sizeof(uint2)}, {SL_VALS1, pairs[0] * 4},
         {SL_SUM_PART, (size_t)blocks * 128 * sizeof(d_xyzz<F>)},
     };
-    const size_t extra = slots_extra(ctx, need, sizeof need / sizeof need[0]);
+    const size_t extra = slots_extra(ctx, need, NBUF);
     if (extra) {
         size_t avail = 0;
         rc = scratch_avail(ctx, &avail, err);
         if (rc) return rc;
         if (extra > avail) return CUZK_OK;
     }
-    rc = gpu_scratch(ctx, SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>), &pts[0], err);
-    if (!rc && rounds > 1) rc = gpu_scratch(ctx, SL_AFF_PTS1, pairs[1] * sizeof(d_aff<F>), &pts[1], err);
-    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PRE, pairs[0] * sizeof(F), &pre, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_AFF_PAIR, pairs[0] * sizeof(uint2), &pr, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_VALS1, pairs[0] * 4, &vout, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_SUM_PART, (size_t)blocks * 128 * sizeof(d_xyzz<F>), &part, err);
+    void *buf[NBUF] = {NULL};
+    for (int i = 0; i < NBUF && !rc; i++)
+        if (need[i].bytes) rc = gpu_scratch(ctx, need[i].s, need[i].bytes, &buf[i], err);
     if (rc) return rc;
+    void *const pts[2] = {buf[PTS0], buf[PTS1]}, *const pr = buf[PAIR];
     k_ones_pairs<<<gpu_div_up(nw, TB), TB, 0, st>>>((uint2 *)pr, d_v, bitmap, d_off, (uint32_t)n, m);
     CK_LAUNCH();
     const bool binv = aff_binv(), norm = aff_norm_on();
@@ -1538,19 +1540,19 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
             CK_LAUNCH();
         }
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
-        launch_aff_round<F>((uint32_t)thr[r], binv, norm, st, pout, (F *)pre, (uint32_t *)vout, (const uint2 *)pr,
-                            pin, d_v);
+        launch_aff_round<F>((uint32_t)thr[r], binv, norm, st, pout, (F *)buf[PRE], (uint32_t *)buf[VOUT],
+                            (const uint2 *)pr, pin, d_v);
         CK_LAUNCH();
         pin = pout;
     }
     acc_dispatch<F>([&](auto inl, auto minb, auto) {
         k_aff_partial<F, decltype(inl)::value, decltype(minb)::value><<<blocks, 128, 0, st>>>(
-            (d_xyzz<F> *)part, pin, (uint32_t)last);
+            (d_xyzz<F> *)buf[PART], pin, (uint32_t)last);
     });
     CK_LAUNCH();
     *done = true;
     ctx->sum_last_aff = rounds;
-    return reduce_groups<F>(ctx, out, (d_xyzz<F> *)part, 1, blocks * 128, st, err);
+    return reduce_groups<F>(ctx, out, (d_xyzz<F> *)buf[PART], 1, blocks * 128, st, err);
 }
 
 template <class F>

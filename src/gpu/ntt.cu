@@ -622,7 +622,8 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
     }
     const size_t n = (size_t)1 << lg, bytes = 2 * n * sizeof(fr_t);
     size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess || fr < bytes || fr - bytes < n * 192) return NULL;
+    struct cuzk_error e;
+    if (gpu_mem_info(ctx, &fr, &tot, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
     if (cudaMalloc((void **)&ctx->shift_tab, bytes) != cudaSuccess) {
         cudaGetLastError();
         ctx->shift_tab = NULL;

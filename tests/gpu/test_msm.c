@@ -125,10 +125,33 @@ TEST(g2_msm_matches_cpu)
     gpu_ctx_free(ctx);
 }
 
+/* GPU 0/1 sum of (p, bm) == the CPU's (g1_sum_bitmap / g2_sum_bitmap), as affine points */
+static bool sum_g1_matches_cpu(struct gpu_ctx *ctx, const g1_aff_t *p, const uint64_t *bm, size_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    g1_jac_t ref, got;
+    g1_sum_bitmap(&ref, p, bm, n, pool_default());
+    ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
+    g1_aff_t ra, ga;
+    g1_jac_to_aff(&ra, &ref);
+    g1_jac_to_aff(&ga, &got);
+    return g1_aff_eq(&ra, &ga);
+}
+static bool sum_g2_matches_cpu(struct gpu_ctx *ctx, const g2_aff_t *p, const uint64_t *bm, size_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    g2_jac_t ref, got;
+    g2_sum_bitmap(&ref, p, bm, n, pool_default());
+    ASSERT_OK(gpu_g2_sum_bitmap(ctx, &got, p, bm, n, err), err);
+    g2_aff_t ra, ga;
+    g2_jac_to_aff(&ra, &ref);
+    g2_jac_to_aff(&ga, &got);
+    return g2_aff_eq(&ra, &ga);
+}
+
 TEST(bitmap_sums_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    struct cuzk_error err_s, *err = &err_s;
     const size_t ns[] = {1, 63, 64, 65, 1000, 100003};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         size_t n = ns[k], words = (n + 63) / 64;
@@ -142,13 +165,7 @@ TEST(bitmap_sums_match_cpu)
                 if (set) bm[i / 64] |= 1ull << (i % 64);
                 else bm[i / 64] &= ~(1ull << (i % 64));
             }
-            g1_jac_t ref, got;
-            g1_sum_bitmap(&ref, p, bm, n, pool_default());
-            ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
-            g1_aff_t ra, ga;
-            g1_jac_to_aff(&ra, &ref);
-            g1_jac_to_aff(&ga, &got);
-            ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 bitmap sum n=%zu density %d differs", n, dens);
+            ASSERT_MSG(sum_g1_matches_cpu(ctx, p, bm, n), "G1 bitmap sum n=%zu density %d differs", n, dens);
         }
         free(p);
         free(bm);
@@ -161,13 +178,7 @@ TEST(bitmap_sums_match_cpu)
         rand_g2s(p, n);
         for (size_t i = 0; i < n; i++)
             if (cuzk_rng_u64(test_rng()) & 1) bm[i / 64] |= 1ull << (i % 64);
-        g2_jac_t ref, got;
-        g2_sum_bitmap(&ref, p, bm, n, pool_default());
-        ASSERT_OK(gpu_g2_sum_bitmap(ctx, &got, p, bm, n, err), err);
-        g2_aff_t ra, ga;
-        g2_jac_to_aff(&ra, &ref);
-        g2_jac_to_aff(&ga, &got);
-        ASSERT_MSG(g2_aff_eq(&ra, &ga), "G2 bitmap sum n=%zu differs", n);
+        ASSERT_MSG(sum_g2_matches_cpu(ctx, p, bm, n), "G2 bitmap sum n=%zu differs", n);
         free(p);
         free(bm);
     }
@@ -228,7 +239,6 @@ static size_t bitmap_ones(const uint64_t *bm, size_t n)
 TEST(bitmap_sums_batch_affine_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    struct cuzk_error err_s, *err = &err_s;
     setenv("CUZK_GPU_SUM_AFF_MIN_N", "0", 1);
     setenv("CUZK_GPU_SUM_AFF_MIN_T", "1", 1);
     const char *rounds[] = {"1", "3", "16"}, *minpt[] = {"1", "5", "2"};
@@ -250,13 +260,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
                 for (int q = 0; q < 3; q++) {
                     sum_bitmap_fill(bm, n, pcts[q]);
                     const unsigned want = expect_sum_rounds(bitmap_ones(bm, n), R[k], (size_t)atoi(minpt[k]));
-                    g1_jac_t ref, got;
-                    g1_sum_bitmap(&ref, p, bm, n, pool_default());
-                    ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
-                    g1_aff_t ra, ga;
-                    g1_jac_to_aff(&ra, &ref);
-                    g1_jac_to_aff(&ga, &got);
-                    ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 affine 0/1 sum n=%zu distinct=%zu density %u%% rounds<=%s differs",
+                    ASSERT_MSG(sum_g1_matches_cpu(ctx, p, bm, n), "G1 affine 0/1 sum n=%zu distinct=%zu density %u%% rounds<=%s differs",
                                n, distinct[d], pcts[q], rounds[k]);
                     ASSERT_MSG(gpu_ctx_sum_aff_rounds(ctx) == want, "G1 n=%zu: %u batch-affine rounds ran, expected %u", n,
                                gpu_ctx_sum_aff_rounds(ctx), want);
@@ -276,13 +280,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
             for (size_t j = 3; j < n; j += 7) g2_aff_neg(&p[j], &p[j - 1]); /* P + (-P) */
             for (size_t j = 0; j < n; j += 97) memset(&p[j], 0, sizeof p[0]);
             sum_bitmap_fill(bm, n, i == 0 ? 100 : 60);
-            g2_jac_t ref, got;
-            g2_sum_bitmap(&ref, p, bm, n, pool_default());
-            ASSERT_OK(gpu_g2_sum_bitmap(ctx, &got, p, bm, n, err), err);
-            g2_aff_t ra, ga;
-            g2_jac_to_aff(&ra, &ref);
-            g2_jac_to_aff(&ga, &got);
-            ASSERT_MSG(g2_aff_eq(&ra, &ga), "G2 affine 0/1 sum n=%zu rounds<=%s differs", n, rounds[k]);
+            ASSERT_MSG(sum_g2_matches_cpu(ctx, p, bm, n), "G2 affine 0/1 sum n=%zu rounds<=%s differs", n, rounds[k]);
             const unsigned want = expect_sum_rounds(bitmap_ones(bm, n), R[k], (size_t)atoi(minpt[k]));
             ASSERT_MSG(gpu_ctx_sum_aff_rounds(ctx) == want, "G2 n=%zu: %u batch-affine rounds ran, expected %u", n,
                        gpu_ctx_sum_aff_rounds(ctx), want);
@@ -302,18 +300,10 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         uint64_t *bm = malloc((n + 63) / 64 * 8);
         sum_points_g1(p, n, 50);
         sum_bitmap_fill(bm, n, 100);
-        g1_jac_t ref;
-        g1_sum_bitmap(&ref, p, bm, n, pool_default());
-        g1_aff_t ra;
-        g1_jac_to_aff(&ra, &ref);
         for (int k = 0; k < 2; k++) {
             setenv("CUZK_GPU_MSM_MEM_CAP", caps[k], 1);
             struct gpu_ctx *c2 = gpu_test_ctx();
-            g1_jac_t got;
-            ASSERT_OK(gpu_g1_sum_bitmap(c2, &got, p, bm, n, err), err);
-            g1_aff_t ga;
-            g1_jac_to_aff(&ga, &got);
-            ASSERT_MSG(g1_aff_eq(&ra, &ga), "G1 0/1 sum under memory cap %s differs", caps[k]);
+            ASSERT_MSG(sum_g1_matches_cpu(c2, p, bm, n), "G1 0/1 sum under memory cap %s differs", caps[k]);
             const unsigned want = k ? expect_sum_rounds(n, 16, 2) : 0;
             ASSERT_MSG(gpu_ctx_sum_aff_rounds(c2) == want, "cap %s: %u rounds ran, expected %u", caps[k],
                        gpu_ctx_sum_aff_rounds(c2), want);
@@ -331,13 +321,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         uint64_t *bm = malloc((n + 63) / 64 * 8);
         sum_points_g1(p, n, 3);
         sum_bitmap_fill(bm, n, 50);
-        g1_jac_t ref, got;
-        g1_sum_bitmap(&ref, p, bm, n, pool_default());
-        ASSERT_OK(gpu_g1_sum_bitmap(ctx, &got, p, bm, n, err), err);
-        g1_aff_t ra, ga;
-        g1_jac_to_aff(&ra, &ref);
-        g1_jac_to_aff(&ga, &got);
-        ASSERT(g1_aff_eq(&ra, &ga));
+        ASSERT(sum_g1_matches_cpu(ctx, p, bm, n));
         ASSERT(gpu_ctx_sum_aff_rounds(ctx) == 0);
         free(p);
         free(bm);
