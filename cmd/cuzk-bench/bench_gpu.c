@@ -129,6 +129,53 @@ BENCH_CMD(gpu_ntt, "gpu-ntt", "GPU Fr NTT: gpu-ntt [--lg K]... [--reps R] [--dev
     return bench_fr_transform("gpu-ntt", "gpu_ntt", argc, argv, gpu_bench_ntt);
 }
 
+BENCH_CMD(gpu_fmul, "gpu-fmul",
+          "GPU Fr product throughput, CIOS against FP64-assisted: gpu-fmul [--lg K] [--iters I] [--reps R] [--device D] [--variant V]")
+{
+    unsigned lg = 22;
+    int iters = 64, reps = 5, dev = 0, only = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--lg")) lg = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--variant")) only = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--device")) dev = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: cuzk-bench gpu-fmul [--lg K] [--iters I] [--reps R] [--device D] [--variant 0..9]\n");
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 100) reps = 5;
+    struct gpu_ctx *ctx = open_gpu(dev);
+    if (!ctx) return 1;
+    static const char *names[] = {"fr_cios", "fr_fp64_bits_rows", "fr_fp64_fp_rows", "fr_fp64_fp_cios",
+                                  "fr_fp64_bits_cios", "fr_wide", "fr_cios_n0ld", "fr_cios_n0asm",
+                                  "fr_cios_cap72", "fr_cios_n0asm_cap72"};
+    double ms[100], base = 0;
+    struct cuzk_error err;
+    int bad = 0;
+    for (int v = 0; v < 10; v++) {
+        if (only >= 0 && v != only) continue;
+        uint64_t mism = 0;
+        if (gpu_bench_fmul(ctx, v, lg, iters, reps, ms, &mism, &err)) {
+            fprintf(stderr, "gpu-fmul %s: %s\n", names[v], err.msg);
+            gpu_ctx_free(ctx);
+            return 1;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "gpu_fmul[%s]", names[v]);
+        report(name, lg, ms, reps);
+        const double med = bench_median(ms, (size_t)reps);
+        const double prods = 4.0 * (double)(1u << lg) * iters;
+        if (v == 0 || v == 8 || only >= 0) base = med;
+        printf("  %s: %.2f G products/s, %.3fx the CIOS time, %llu results differ from CIOS\n", names[v],
+               prods / med / 1e6, med / base, (unsigned long long)mism);
+        bad |= mism != 0;
+    }
+    gpu_ctx_free(ctx);
+    return bad ? 1 : 0;
+}
+
 BENCH_CMD(gpu_h, "gpu-h",
           "GPU h pipeline (3 iNTT, 3 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...]")
 {

@@ -215,6 +215,30 @@ template <class P> __device__ __forceinline__ mont<P> f_neg(const mont<P> &a)
 
 template <class P> __device__ __forceinline__ mont<P> f_dbl(const mont<P> &a) { return a + a; }
 
+/* The Montgomery factor m = t0 * n0 of a reduction row. Fr's n0 is 2^32 - 1, so the compiler
+ * writes m = -t0, and ptxas then splits each lo/hi pair of the m * r rows into IMAD.X +
+ * IMAD.HI.U32.X (6 cycles of the FMA-heavy pipe) instead of one IMAD.WIDE.U32.X (4 cycles), as
+ * it does for the a * b_i rows and for every row of Fp: 48 split pairs per Fr product. With n0
+ * read from memory, m is an ordinary product and every pair fuses (SASS per Fr product: 97
+ * IMAD.WIDE.U32.X instead of 49 + 48 pairs; `cuzk-bench-gpu gpu-fmul`, H200: 20.29 -> 17.85 ms,
+ * 1.14x). The word is read by an inline PTX load, which neither NVVM (the variable is internal and
+ * never written, so a plain load would fold) nor ptxas can see through; the compiler hoists it,
+ * so it costs one cached load per kernel. Each translation unit has its own copy. */
+#if defined(__CUDACC__)
+static __device__ uint32_t cz_fr_n0_dev = 0xffffffffu;
+#endif
+template <class P> CZ_FN uint32_t mont_n0()
+{
+#if defined(__CUDA_ARCH__) && !defined(CZ_FR_N0_IMM)   /* CZ_FR_N0_IMM: the old form, for A/B builds */
+    if constexpr (P::n0 == 0xffffffffu) {
+        uint32_t v;
+        asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(&cz_fr_n0_dev)));
+        return v;
+    }
+#endif
+    return P::n0;
+}
+
 /* Montgomery product, CIOS over 32-bit words of b with the partial sum split in two
  * accumulators (the even/odd technique of Emmart et al. for NVIDIA GPUs): E takes the products
  * of the even limbs of a (and p), lo half at word j and hi half at j + 1, which never overlap,
@@ -268,7 +292,7 @@ template <class P> CZ_FN void f_mul_rows(uint32_t *res, const uint32_t *a, const
             }
         }
         /* + m p with m = e[0] * (-p^-1): odd limbs of p into o, even limbs into e */
-        const uint32_t m = e[0] * P::n0;
+        const uint32_t m = e[0] * mont_n0<P>();
         o[0] = cz_madlo_cc(P::p(1), m, o[0]);
         o[1] = cz_madhi_c_cc(P::p(1), m, o[1]);
 #pragma unroll
@@ -318,7 +342,7 @@ template <class P> CZ_FN void f_redc_rows(uint32_t *res, const uint32_t *a)
     for (int j = 0; j < N; j++) t[j] = a[j];
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        const uint32_t m = t[0] * P::n0;
+        const uint32_t m = t[0] * mont_n0<P>();
         t[0] = cz_madlo_cc(P::p(0), m, t[0]);   /* becomes 0 */
 #pragma unroll
         for (int j = 1; j < N; j++) t[j] = cz_madlo_c_cc(P::p(j), m, t[j]);

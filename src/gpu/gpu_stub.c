@@ -127,6 +127,12 @@ int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct c
     (void)ctx, (void)lg, (void)reps, (void)ms;
     return NO_GPU(err);
 }
+int gpu_bench_fmul(struct gpu_ctx *ctx, int variant, unsigned lg, int iters, int reps, double *ms,
+                   uint64_t *mismatch, struct cuzk_error *err)
+{
+    (void)ctx, (void)variant, (void)lg, (void)iters, (void)reps, (void)ms, (void)mismatch;
+    return NO_GPU(err);
+}
 int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,
                   double bitmap_density, int reps, double *ms, struct cuzk_error *err)
 {
