@@ -7,7 +7,7 @@
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
-#           sum10 | porep-sum10 | round10 | fmul11
+#           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -233,15 +233,30 @@ for step in "$@"; do
             run_step ncu_acc_stalls 300 ncu --clock-control none -k regex:k_accum_u -c 1 --metrics "$M" "$BENCH" gpu-msm --g 1 --lg 26 --reps 1
         fi ;;
     fmul11)
-        # session 9: Fr product throughput, CIOS against FP64-assisted (field_dp.cuh), and the
+        # session 9: field product throughput (Fr, Fp, Fr at 72 registers), and the
         # pipes each keeps busy
         run_step fmul 300 "$BENCH" gpu-fmul --lg 22 --iters 64 --reps 5
         if command -v ncu > /dev/null; then
             M='regex:sm__pipe_(fmaheavy|fp64|alu|fma|xu)_cycles_active\.avg\.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,smsp__inst_executed.sum'
-            for v in 0 6 7; do
+            for v in 0 1 2; do
                 run_step ncu_fmul_v$v 120 ncu --clock-control none -k "regex:^k_fmul(_cap)?$" -c 1 --metrics "$M" "$BENCH" gpu-fmul --lg 20 --iters 16 --reps 1 --variant $v
             done
         fi ;;
+    round11)
+        # session 9: Fr products with n0 from memory (fused IMAD.WIDE) against the old form
+        # (BASE = a build with -DCZ_FR_N0_IMM), base-new-base
+        for k in base new base2; do
+            b=$BENCH; [ "$k" != new ] && b="${BASE:-$B}/bin/cuzk-bench-gpu"
+            run_step "ntt11_$k" 300 "$b" gpu-ntt --lg 24 --lg 27 --reps 5
+            run_step "h11_$k" 300 "$b" gpu-h --lg 24 --lg 27 --reps 5
+            [ "$k" != base2 ] && run_step "msm11_$k" 300 "$b" gpu-msm --g 1 --lg 24 --lg 27 --reps 5
+        done
+        REGS=72,80,0 run_step ntt_reg11 300 "$BENCH" gpu-ntt --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80,0
+        run_step h_reg11 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80 ;;
+    porep27-res)
+        run_step porep27_res 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 ;;
+    porep27-res-base)
+        run_step porep27_res_base 540 "${BASE:-$B}/bin/cuzk-bench-gpu" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 ;;
     cmp-ntt)
         [ -x "${BASE:-}/bin/cuzk-bench-gpu" ] && run_step ntt_base 300 "$BASE/bin/cuzk-bench-gpu" gpu-ntt --lg 24 --lg 27 --reps 5
         run_step ntt_new 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5

@@ -138,10 +138,8 @@ int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g1
  * one warm-up). Points: `distinct` host points tiled to n on the device. ---- */
 int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* Field product throughput, 2^lg threads x 4 chains x iters products: variant 0 the Fr CIOS
- * product, 1..4 the FP64-assisted forms of field_dp.cuh, 5 f_mul_wide, 6 / 7 Fp CIOS /
- * f_mul_wide, 8 / 9 Fr CIOS / f_mul_wide capped at 72 registers; *mismatch: results that
- * differ from the CIOS product's. */
+/* Field product throughput, 2^lg threads x 4 chains x iters products: variant 0 Fr, 1 Fp, 2 Fr
+ * capped at 72 registers; *mismatch: results that differ from the uncapped kernel's. */
 int gpu_bench_fmul(struct gpu_ctx *ctx, int variant, unsigned lg, int iters, int reps, double *ms,
                    uint64_t *mismatch, struct cuzk_error *err);
 /* g = 1 (G1, points are g1_aff_t) or 2 (G2, g2_aff_t); bitmap_density > 0 times the 0/1 sum

@@ -526,12 +526,14 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     pass_mul none = {MUL_NONE, {}, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
     const bool triv = ntt_env_on("CUZK_GPU_NTT_TRIV");
-    /* register cap of the radix-4 passes: 72 (default), 80 or 0 (none: ~100 registers), read
+    /* register cap of the radix-4 passes: 80 (default), 72 or 0 (none: ~100 registers), read
      * per transform (H200, 2^27 NTT: 46.4 ms uncapped, 44.3 / 44.0 / 44.8 ms at 64 / 72 / 80;
-     * asking for the largest shared-memory carve-out changed nothing) */
+     * asking for the largest shared-memory carve-out changed nothing; with the fused Fr
+     * reduction rows, which spill more at 72, 36.63 / 36.44 / 39.98 ms at 72 / 80 / none and
+     * the 2^27 h pipeline 269.64 / 268.82 ms at 72 / 80, 2026-12-04) */
     const int reg = [] {
         const char *e = getenv("CUZK_GPU_NTT_REG");
-        return e && e[0] ? atoi(e) : 72;
+        return e && e[0] ? atoi(e) : 80;
     }();
     for (unsigned p = 0; p < np; p++) {
         unsigned k = ks[p];
