@@ -251,7 +251,7 @@ for step in "$@"; do
             run_step "h11_$k" 300 "$b" gpu-h --lg 24 --lg 27 --reps 5
             [ "$k" != base2 ] && run_step "msm11_$k" 300 "$b" gpu-msm --g 1 --lg 24 --lg 27 --reps 5
         done
-        REGS=72,80,0 run_step ntt_reg11 300 "$BENCH" gpu-ntt --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80,0
+        run_step ntt_reg11 300 "$BENCH" gpu-ntt --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80,0
         run_step h_reg11 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80 ;;
     porep27-res)
         run_step porep27_res 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 ;;

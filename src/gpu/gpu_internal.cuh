@@ -190,4 +190,24 @@ int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_
 
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* Benchmarks: v[i] = pseudo-random field element (xorshift from seed and i), top word masked so
+ * that it is below the modulus (< 2^252 < r for Fr, < 2^380 < p for Fp). */
+template <class F> __global__ void k_fill_field(F *v, uint32_t n, uint32_t seed)
+{
+    constexpr int W = sizeof(F) / 4;
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    F x;
+    uint32_t s = seed ^ (i * 0x9e3779b9u);
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        x.v[j] = s;
+    }
+    x.v[W - 1] &= 0x0fffffffu;
+    v[i] = x;
+}
+
 #endif

@@ -744,23 +744,6 @@ extern "C" int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, uns
 
 /* ---- benchmarks ---- */
 
-__global__ void k_fill_fr(dfr *v, uint32_t n, uint32_t seed)
-{
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    dfr x;
-    uint32_t s = seed ^ (i * 0x9e3779b9u);
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        x.v[j] = s;
-    }
-    x.v[7] &= 0x0fffffffu;   /* < r */
-    v[i] = x;
-}
-
 static int time_ms(cudaEvent_t e0, cudaEvent_t e1, double *ms, struct cuzk_error *err)
 {
     float f = 0;
@@ -780,7 +763,7 @@ extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double 
     rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
-    k_fill_fr<<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)d, (uint32_t)n, 12345);
+    k_fill_field<dfr><<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)d, (uint32_t)n, 12345);
     CK_LAUNCH();
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -814,7 +797,7 @@ extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *m
     CK(cudaEventCreate(&e1));
     for (int r = -1; r < reps && !rc; r++) {
         for (int i = 0; i < 3; i++)
-            k_fill_fr<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>((dfr *)d[i], (uint32_t)n, 77 + i);
+            k_fill_field<dfr><<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>((dfr *)d[i], (uint32_t)n, 77 + i);
         CK(cudaStreamSynchronize(ctx->st[0]));
         CK(cudaEventRecord(e0, ctx->st[0]));
         CK(cudaStreamWaitEvent(ctx->st[1], e0, 0));
