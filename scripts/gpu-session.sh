@@ -7,7 +7,8 @@
 #           ntt-variants | msm-tune | ncu-breakdown | red-variants | wr-variants | aff | aff-tune |
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
-#           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base
+#           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
+#           round12 | porep27-h6
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -253,6 +254,16 @@ for step in "$@"; do
         done
         run_step ntt_reg11 300 "$BENCH" gpu-ntt --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80,0
         run_step h_reg11 300 "$BENCH" gpu-h --lg 27 --reps 5 --vary CUZK_GPU_NTT_REG=72,80 ;;
+    round12)
+        # session 10: the h pipeline in 6 transforms (c without its coset NTT) against the
+        # 7-transform baseline, same process; the gpu-fmul benchmark of round 11's review
+        run_step fmul12 300 "$BENCH" gpu-fmul --lg 22 --iters 64 --reps 5
+        run_step h12 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_H_SIX=0,1,0,1 ;;
+    porep27-h6)
+        # round 11's prove (7 transforms, proof order), 6 transforms, 6 + the L/A/B MSMs
+        # beside the h pipeline (the new default), in one process
+        run_step porep27_h6 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
+            --vary CUZK_GPU_H_SIX+CUZK_GPU_PROVE_OVERLAP=0+0,1+0,1+1,0+0,1+1 ;;
     porep27-res)
         run_step porep27_res 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 ;;
     porep27-res-base)

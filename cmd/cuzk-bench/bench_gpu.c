@@ -88,6 +88,19 @@ static int parse_vary(const char *cmd, int argc, char **argv, struct vary *v, ch
     return 0;
 }
 
+/* Set variant v's environment: NAME=v1,... sets one variable; A+B=a1+b1,a2+b2,... several
+ * at once (e.g. a baseline of two switches against the new default of both). */
+static void vary_apply(const struct vary *vy, int v)
+{
+    if (!vy->n) return;
+    char names[sizeof vy->name], vals[sizeof vy->buf];
+    strcpy(names, vy->name);
+    strcpy(vals, vy->vals[v]);
+    char *sn = NULL, *sv = NULL;
+    char *n = strtok_r(names, "+", &sn), *x = strtok_r(vals, "+", &sv);
+    for (; n; n = strtok_r(NULL, "+", &sn), x = x ? strtok_r(NULL, "+", &sv) : NULL) setenv(n, x ? x : "", 1);
+}
+
 /* gpu-ntt and gpu-h: one transform kind at the given sizes, per --vary value */
 static int bench_fr_transform(const char *cmd, const char *what, int argc, char **argv,
                               int (*fn)(struct gpu_ctx *, unsigned, int, double *, struct cuzk_error *))
@@ -109,7 +122,7 @@ static int bench_fr_transform(const char *cmd, const char *what, int argc, char 
     char name[384];
     for (unsigned k = 0; k < n_lg; k++) {
         for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
-            if (vy.n) setenv(vy.name, vy.vals[v], 1);
+            vary_apply(&vy, v);
             if (fn(ctx, lgs[k], reps, ms, &err)) {
                 fprintf(stderr, "%s 2^%u: %s\n", cmd, lgs[k], err.msg);
                 gpu_ctx_free(ctx);
@@ -174,7 +187,7 @@ BENCH_CMD(gpu_fmul, "gpu-fmul",
 }
 
 BENCH_CMD(gpu_h, "gpu-h",
-          "GPU h pipeline (3 iNTT, 3 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...]")
+          "GPU h pipeline (3 iNTT, 2 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...]")
 {
     return bench_fr_transform("gpu-h", "gpu_h", argc, argv, gpu_bench_h);
 }
@@ -241,7 +254,7 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     for (unsigned k = 0; k < n_lg; k++) {
         for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
             size_t n = (size_t)1 << lgs[k], d = distinct < n ? distinct : n;
-            if (vy.n) setenv(vy.name, vy.vals[v], 1);
+            vary_apply(&vy, v);
             if (gpu_bench_msm(ctx, g, n, pts, d, density, reps, ms, &err)) {
                 fprintf(stderr, "gpu-msm G%d 2^%u: %s\n", g, lgs[k], err.msg);
                 free(pts);
@@ -784,7 +797,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         }
         for (int v = 0; v < (vy.n ? vy.n : 1) && !rc && ctx && strcmp(key, "streamed"); v++) {
             if (vy.n) {
-                setenv(vy.name, vy.vals[v], 1);
+                vary_apply(&vy, v);
                 printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
             }
             rc = pl_time(ctx, &pl, reps, false, &err);

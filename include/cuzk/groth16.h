@@ -99,10 +99,11 @@ void g16_ntt(fr_t *v, unsigned lg, bool inverse, struct pool *pool);
 /* Coset NTT with generator g = 7 (FR_GENERATOR): forward evaluates at g*omega^j
  * (v[i] *= g^i, then NTT); inverse undoes it (iNTT, then v[i] *= g^-i). */
 void g16_coset_ntt(fr_t *v, unsigned lg, bool inverse, struct pool *pool);
-/* The h pipeline (bellperson/supraseal): for x in a, b, c (each N = 2^lg entries, the first
- * abc_len meaningful, the rest must be zero): iNTT, coset NTT; then a = (a*b - c) / (g^N - 1)
- * pointwise; then inverse coset NTT. On return a holds the N coefficients of h (h[N-1] = 0);
- * b and c are clobbered. */
+/* The h pipeline: h = inverse coset NTT of (a_c b_c - c_c) / (g^N - 1), where x_c are the
+ * coset evaluations of x in a, b, c (each N = 2^lg entries, the first abc_len meaningful, the
+ * rest must be zero), computed as bellperson/supraseal do but in 6 transforms (c's coset
+ * NTT and its inverse cancel: h = (CI(a_c b_c) - iNTT(c)) / (g^N - 1)). On return a holds the
+ * N coefficients of h (h[N-1] = 0 when a b = c on the domain); b and c are clobbered. */
 void g16_compute_h(fr_t *a, fr_t *b, fr_t *c, unsigned lg, struct pool *pool);
 /* lg = ceil_log2(n_h) for a key with n_h H points (the domain comes from the key). */
 unsigned g16_domain_lg(uint64_t n_h);

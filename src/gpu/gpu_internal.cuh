@@ -83,14 +83,14 @@ struct gpu_ctx {
     void *slot[SL__COUNT];
     size_t slot_size[SL__COUNT];
     /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
-     * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N for
-     * the domain coset_lg. */
+     * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N and
+     * [6] = [3] times 1/(N Z) (the h pipeline's unshift) for the domain coset_lg. */
     dfr *tw;
     unsigned tw_lg;
     dfr *coset;
     unsigned coset_lg;
     /* h pipeline: the coset factors of its iNTTs' last passes per position, [0, N) g^rev(j) / N
-     * and [N, 2N) g^-rev(j) / N for N = 2^shift_lg (0: none; ntt.cu coset_full) */
+     * and [N, 2N) g^-rev(j) / (N Z) for N = 2^shift_lg (0: none; ntt.cu coset_full) */
     dfr *shift_tab;
     unsigned shift_lg;
     bool h_last_tab;   /* the last h pipeline used shift_tab */
@@ -113,6 +113,8 @@ struct gpu_ctx {
      * buckets complete, red_ev[p] their reduction done (p = group parity) */
     cudaStream_t red_st;
     cudaEvent_t acc_ev[2], red_ev[2];
+    /* the prover's L/A/B MSMs beside its h pipeline (prover.cu, created on first use) */
+    cudaStream_t tail_st;
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */

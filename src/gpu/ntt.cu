@@ -1,6 +1,7 @@
 /* ntt.cu: Fr NTT on the GPU (radix-2 passes of up to 10 stages in shared memory, twiddles
  * from a resident table, coset shift and 1/N folded into the first/last pass) and the h
- * pipeline (3 iNTT + 3 coset NTT on three streams, (a b - c) / Z, inverse coset NTT). */
+ * pipeline in 6 transforms (3 iNTT + 2 coset NTT on three streams, a b, inverse coset NTT
+ * minus c / Z; gpu_compute_h_dev says why c needs no coset NTT). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,15 +16,22 @@ struct pass_mul {
     int mode;
     dfr c;
     const dfr *lo, *hi;
+    const dfr *sub;   /* non-NULL: sub[position] is subtracted after the multiplier */
 };
 
-__device__ __forceinline__ dfr apply_mul(const pass_mul &pm, dfr x, uint32_t pos, unsigned lg)
+__device__ __forceinline__ dfr apply_factor(const pass_mul &pm, dfr x, uint32_t pos, unsigned lg)
 {
     if (pm.mode == MUL_NONE) return x;
     if (pm.mode == MUL_CONST) return x * pm.c;
     if (pm.mode == MUL_TAB) return x * ld_vec(&pm.lo[pos]);
     uint32_t e = pm.mode == MUL_POW_NAT ? pos : (lg ? (__brev(pos) >> (32 - lg)) : 0);
     return x * (pm.lo[e & (COSET_TAB - 1)] * pm.hi[e >> 14]);
+}
+
+__device__ __forceinline__ dfr apply_mul(const pass_mul &pm, dfr x, uint32_t pos, unsigned lg)
+{
+    const dfr r = apply_factor(pm, x, pos, lg);
+    return pm.sub ? r - ld_vec(&pm.sub[pos]) : r;
 }
 
 /* tw[e] = omega^e (e < N/2 of the table's domain); the inverse uses omega^-e = -omega^(N/2-e). */
@@ -352,11 +360,20 @@ __global__ void k_rev_pow_table(dfr *out, const dfr *lo, const dfr *hi, unsigned
     out[j] = lo[e & (COSET_TAB - 1)] * hi[e >> 14];
 }
 
-/* a[i] = (a[i] b[i] - c[i]) z_inv */
-__global__ void k_abc(dfr *a, const dfr *b, const dfr *c, dfr zinv, uint32_t n)
+/* a[i] = a[i] b[i] (the h pipeline's pointwise step; c and 1/Z come in at its last pass), or
+ * a[i] b[i] - c[i] with c non-NULL (the 7-transform baseline) */
+__global__ void k_ab(dfr *a, const dfr *b, const dfr *c, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] = (a[i] * b[i] - c[i]) * zinv;
+    if (i >= n) return;
+    const dfr p = a[i] * b[i];
+    a[i] = c ? p - c[i] : p;
+}
+
+/* N = 1: a[0] = (a[0] b[0] - c[0]) z_inv */
+__global__ void k_abc1(dfr *a, const dfr *b, const dfr *c, dfr zinv)
+{
+    a[0] = (a[0] * b[0] - c[0]) * zinv;
 }
 
 /* ---- host side ---- */
@@ -380,8 +397,18 @@ static int upload_tmp(void **d, const void *h, size_t bytes, struct cuzk_error *
     return CUZK_OK;
 }
 
+/* 1 / Z on the coset g omega^j of a 2^lg domain: Z(x) = x^N - 1 is the constant g^N - 1 there. */
+static void h_zinv(fr_t *zi, unsigned lg)
+{
+    fr_t gn = FR_GENERATOR;
+    for (unsigned i = 0; i < lg; i++) fr_sqr(&gn, &gn);
+    fr_sub(&gn, &gn, &FR_ONE);
+    fr_inv(zi, &gn);
+}
+
 /* Twiddle table for the largest domain seen so far (smaller domains read it strided), the
- * coset power tables, and their 1/N-scaled variants for domain lg. */
+ * coset power tables, their 1/N-scaled variants for domain lg, and (table 6) the inverse
+ * generator's high powers scaled by 1 / (N Z): the h pipeline's unshift. */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
 {
     if (lg > 28) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu ntt: lg %u > 28", lg);
@@ -425,7 +452,7 @@ int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
         ctx->tw_lg = want;
     }
     if (!ctx->coset) {
-        rc = gpu_malloc(ctx, (void **)&ctx->coset, 6 * COSET_TAB * sizeof(fr_t), "ntt coset tables", err);
+        rc = gpu_malloc(ctx, (void **)&ctx->coset, 7 * COSET_TAB * sizeof(fr_t), "ntt coset tables", err);
         if (rc) return rc;
         fr_t *t = (fr_t *)malloc(4 * COSET_TAB * sizeof(fr_t));
         if (!t) return cuzk_fail(err, CUZK_E_NOMEM, "gpu ntt: host table allocation failed");
@@ -451,6 +478,12 @@ int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
         k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 4 * COSET_TAB, ctx->coset + COSET_TAB, c, COSET_TAB);
         CK_LAUNCH();
         k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 5 * COSET_TAB, ctx->coset + 3 * COSET_TAB, c, COSET_TAB);
+        CK_LAUNCH();
+        fr_t zi;
+        h_zinv(&zi, lg);
+        fr_mul(&zi, &zi, &ninv);
+        memcpy(&c, &zi, sizeof c);
+        k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 6 * COSET_TAB, ctx->coset + 3 * COSET_TAB, c, COSET_TAB);
         CK_LAUNCH();
         CK(cudaDeviceSynchronize());
         ctx->coset_lg = lg;
@@ -523,7 +556,7 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned ks[4];
     unsigned np = split_passes(lg, ks);
     unsigned s0 = 0;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL};
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
     const bool triv = ntt_env_on("CUZK_GPU_NTT_TRIV");
     /* register cap of the radix-4 passes: 80 (default), 72 or 0 (none: ~100 registers), read
@@ -580,7 +613,7 @@ static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
 static pass_mul coset_mul(const struct gpu_ctx *ctx, bool inverse_gen, bool scaled, int mode)
 {
     pass_mul m = {mode, {}, ctx->coset + (inverse_gen ? 2 : 0) * COSET_TAB,
-                  ctx->coset + (scaled ? (inverse_gen ? 5 : 4) : (inverse_gen ? 3 : 1)) * COSET_TAB};
+                  ctx->coset + (scaled ? (inverse_gen ? 5 : 4) : (inverse_gen ? 3 : 1)) * COSET_TAB, NULL};
     return m;
 }
 
@@ -590,7 +623,7 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
     if (lg == 0) return CUZK_OK;   /* a 1-point transform (and its coset) is the identity */
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL};
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
     pass_mul pre = none, post = none;
     if (!inverse && coset) pre = coset_mul(ctx, false, false, MUL_POW_NAT);
     if (inverse && coset) post = coset_mul(ctx, true, true, MUL_POW_REV);
@@ -606,7 +639,14 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
     return rc;
 }
 
-/* The factors of the h pipeline's coset shift and unshift (g^rev(j) / N, g^-rev(j) / N) for
+/* The h pipeline's unshift: g^-rev(j) / (N Z) at bit-reversed position j (coset table 6). */
+static pass_mul h_unshift(const struct gpu_ctx *ctx)
+{
+    pass_mul m = {MUL_POW_REV, {}, ctx->coset + 2 * COSET_TAB, ctx->coset + 6 * COSET_TAB, NULL};
+    return m;
+}
+
+/* The factors of the h pipeline's coset shift and unshift (g^rev(j) / N, g^-rev(j) / (N Z)) for
  * every position j of a 2^lg domain, so its iNTTs' last passes multiply once per element
  * instead of twice with two table gathers (ncu, 2^27: that pass 18.9 ms against 11.1 without
  * a multiplier). 64 bytes per element (8 GiB at 2^27), kept per context while the domain
@@ -631,7 +671,7 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
         ctx->shift_tab = NULL;
         return NULL;
     }
-    const pass_mul s = coset_mul(ctx, false, true, MUL_POW_REV), u = coset_mul(ctx, true, true, MUL_POW_REV);
+    const pass_mul s = coset_mul(ctx, false, true, MUL_POW_REV), u = h_unshift(ctx);
     k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
     k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab + n, u.lo, u.hi, lg, (uint32_t)n);
     if (cudaGetLastError() != cudaSuccess) {
@@ -643,23 +683,40 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
     return ctx->shift_tab;
 }
 
+/* h = (a b - c) / Z in 6 transforms instead of 7. Z is the constant g^N - 1 on the coset and
+ * the inverse coset NTT (CI) is linear, so CI((a_c b_c - c_c) / Z) = (CI(a_c b_c) - CI(c_c)) / Z,
+ * and CI(c_c) is c's coefficient vector itself (c has degree < N): c needs only its iNTT, not
+ * the coset NTT as well. This is an identity of the computation (it does not assume that the
+ * witness satisfies the constraints), so h is bit-identical to the 7-transform pipeline. */
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
                       struct cuzk_error *err)
 {
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL};
-    /* iNTT (DIF, bit-reversed out) with 1/N and the coset shift g^i folded into its last pass,
-     * then the forward DIT NTT back to natural order: values on the coset g * omega^j. */
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
+    /* a, b: iNTT (DIF, bit-reversed out) with 1/N and the coset shift g^i folded into its last
+     * pass, then the forward DIT NTT back to natural order: values on the coset g * omega^j.
+     * c: iNTT only, times 1 / (N Z), left in bit-reversed order for the last pass. */
     pass_mul shift = coset_mul(ctx, false, true, MUL_POW_REV);
-    pass_mul unshift = coset_mul(ctx, true, true, MUL_POW_REV);
+    pass_mul unshift = h_unshift(ctx);
     const dfr *full = coset_full(ctx, lg);   /* queued on st[0] before the event below */
     ctx->h_last_tab = full != NULL;
     if (full) {
-        shift = {MUL_TAB, {}, full, NULL};
-        unshift = {MUL_TAB, {}, full + n, NULL};
+        shift = {MUL_TAB, {}, full, NULL, NULL};
+        unshift = {MUL_TAB, {}, full + n, NULL, NULL};
     }
+    fr_t czi, ninv, nfr;
+    h_zinv(&czi, lg);
+    fr_from_u64(&nfr, (uint64_t)1 << lg);
+    fr_inv(&ninv, &nfr);
+    fr_mul(&czi, &czi, &ninv);
+    pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL};
+    memcpy(&cscale.c, &czi, sizeof czi);
+    /* CUZK_GPU_H_SIX=0: the 7-transform pipeline (c's coset NTT too, h = CI(a_c b_c - c_c) / Z;
+     * benchmarking baseline, read per call) */
+    const bool six = ntt_env_on("CUZK_GPU_H_SIX");
+    if (six) unshift.sub = c;   /* last pass: h = CI(a_c b_c) / Z - c / Z, both bit-reversed */
     dfr *v[3] = {a, b, c};
     /* the caller queued its producers of a, b, c on stream 0 */
     CK(cudaEventRecord(ctx->ev[3], ctx->st[0]));
@@ -674,28 +731,31 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
             /* N = 1: iNTT, coset shift by g^0 and NTT are all the identity */
             continue;
         }
-        rc = run_passes(ctx, v[i], lg, false, true, none, shift, st, err);
-        if (!rc) rc = run_passes(ctx, v[i], lg, true, false, none, none, st, err);
+        if (i < 2 || !six) {
+            rc = run_passes(ctx, v[i], lg, false, true, none, shift, st, err);
+            if (!rc) rc = run_passes(ctx, v[i], lg, true, false, none, none, st, err);
+        } else {
+            rc = run_passes(ctx, v[i], lg, false, true, none, cscale, st, err);
+        }
         if (rc) return rc;
         CK(cudaEventRecord(ctx->ev[i], st));
     }
     if (lg) {
         CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[1], 0));
         CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[2], 0));
-    }
-    /* z_inv = 1 / (g^N - 1) */
-    fr_t gn = FR_GENERATOR, zi;
-    for (unsigned i = 0; i < lg; i++) fr_sqr(&gn, &gn);
-    fr_sub(&gn, &gn, &FR_ONE);
-    fr_inv(&zi, &gn);
-    dfr zinv;
-    memcpy(&zinv, &zi, sizeof zinv);
-    k_abc<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, c, zinv, (uint32_t)n);
-    CK_LAUNCH();
-    if (lg) {
+        k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, six ? NULL : c, (uint32_t)n);
+        CK_LAUNCH();
         rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
         if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
         if (rc) return rc;
+    } else {
+        /* N = 1: h = (a b - c) / Z with Z = g - 1 */
+        fr_t zi;
+        h_zinv(&zi, 0);
+        dfr dz;
+        memcpy(&dz, &zi, sizeof dz);
+        k_abc1<<<1, 1, 0, ctx->st[0]>>>(a, b, c, dz);
+        CK_LAUNCH();
     }
     CK(cudaStreamSynchronize(ctx->st[0]));
     return CUZK_OK;

@@ -31,6 +31,7 @@ struct pow_ctx {
     fr_t *v;
     const fr_t *base, *mul;   /* v[i] *= mul * base^i (mul NULL = 1); v NULL: fill tw */
     fr_t *fill;
+    const fr_t *sub;          /* non-NULL: then v[i] -= sub[i] */
 };
 
 static void pow_range(void *ctx, size_t begin, size_t end, unsigned worker)
@@ -44,6 +45,7 @@ static void pow_range(void *ctx, size_t begin, size_t end, unsigned worker)
     for (size_t i = begin; i < end; i++) {
         if (c->fill) c->fill[i] = cur;
         else fr_mul(&c->v[i], &c->v[i], &cur);
+        if (c->sub) fr_sub(&c->v[i], &c->v[i], &c->sub[i]);
         fr_mul(&cur, &cur, c->base);
     }
 }
@@ -51,7 +53,15 @@ static void pow_range(void *ctx, size_t begin, size_t end, unsigned worker)
 /* v[i] *= mul * base^i for i < n. */
 static void scale_powers(fr_t *v, size_t n, const fr_t *base, const fr_t *mul, struct pool *pool)
 {
-    struct pow_ctx c = {v, base, mul, NULL};
+    struct pow_ctx c = {v, base, mul, NULL, NULL};
+    pool_parallel_for(pool, n, GRAIN, pow_range, &c);
+}
+
+/* v[i] = v[i] * mul * base^i - sub[i] for i < n. */
+static void scale_powers_sub(fr_t *v, size_t n, const fr_t *base, const fr_t *mul, const fr_t *sub,
+                             struct pool *pool)
+{
+    struct pow_ctx c = {v, base, mul, NULL, sub};
     pool_parallel_for(pool, n, GRAIN, pow_range, &c);
 }
 
@@ -211,7 +221,7 @@ static fr_t *twiddles(unsigned lg, struct pool *pool)
     if (!tw) return NULL;
     fr_t w;
     g16_domain_omega(&w, lg);
-    struct pow_ctx c = {NULL, &w, NULL, tw + half};
+    struct pow_ctx c = {NULL, &w, NULL, tw + half, NULL};
     pool_parallel_for(pool, half, GRAIN, pow_range, &c);
     for (size_t m = half / 2; m >= 1; m /= 2)   /* omega_2m^j = omega_4m^(2j) */
         for (size_t j = 0; j < m; j++) tw[m + j] = tw[2 * m + 2 * j];
@@ -260,44 +270,45 @@ void g16_coset_ntt(fr_t *v, unsigned lg, bool inverse, struct pool *pool)
     cuzk_free(tw);
 }
 
-struct h_ctx { fr_t *a; const fr_t *b, *c; fr_t zinv; };
+struct h_ctx { fr_t *a; const fr_t *b; };
 
 static void h_pointwise(void *ctx, size_t begin, size_t end, unsigned worker)
 {
     (void)worker;
     struct h_ctx *c = ctx;
-    for (size_t i = begin; i < end; i++) {
-        fr_mul(&c->a[i], &c->a[i], &c->b[i]);
-        fr_sub(&c->a[i], &c->a[i], &c->c[i]);
-        fr_mul(&c->a[i], &c->a[i], &c->zinv);
-    }
+    for (size_t i = begin; i < end; i++) fr_mul(&c->a[i], &c->a[i], &c->b[i]);
 }
 
+/* h = (a b - c) / Z in 6 transforms instead of 7: Z is the constant g^N - 1 on the coset and the
+ * inverse coset NTT (CI) is linear, so CI((a_c b_c - c_c) / Z) = (CI(a_c b_c) - CI(c_c)) / Z, and
+ * CI(c_c) is c's coefficient vector (deg c < N): c needs its iNTT only. An identity of the
+ * computation, true whether or not a b = c on the domain. */
 void g16_compute_h(fr_t *a, fr_t *b, fr_t *c, unsigned lg, struct pool *pool)
 {
     if (lg > NTT_MAX_LG) return;
     size_t n = (size_t)1 << lg;
     fr_t *tw = twiddles(lg, pool);
-    fr_t ninv, ginv;
+    fr_t ninv, ginv, k, one = FR_ONE;
     inv_n(&ninv, lg);
     fr_inv(&ginv, &FR_GENERATOR);
-    fr_t *x[3] = {a, b, c};
-    for (int i = 0; i < 3; i++) {
+    uint64_t e = n;
+    fr_pow(&k, &FR_GENERATOR, &e, 1);
+    fr_sub(&k, &k, &one);
+    fr_inv(&k, &k);
+    fr_mul(&k, &k, &ninv);   /* 1 / (N Z) */
+    fr_t *x[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
         /* iNTT (to coefficients), then evaluate on the coset g*omega^j; the 1/N of the
          * inverse and the coset shift g^i share one pass. */
         ntt_inverse_unscaled(x[i], lg, tw, pool);
         scale_powers(x[i], n, &FR_GENERATOR, &ninv, pool);
         ntt_forward(x[i], lg, tw, pool);
     }
-    /* Z(x) = x^N - 1 is the constant g^N - 1 on the coset. */
-    struct h_ctx hc = {a, b, c, FR_ZERO};
-    uint64_t e = n;
-    fr_t one = FR_ONE;
-    fr_pow(&hc.zinv, &FR_GENERATOR, &e, 1);
-    fr_sub(&hc.zinv, &hc.zinv, &one);
-    fr_inv(&hc.zinv, &hc.zinv);
+    ntt_inverse_unscaled(c, lg, tw, pool);
+    scale_powers(c, n, &one, &k, pool);                     /* c's coefficients / Z */
+    struct h_ctx hc = {a, b};
     pool_parallel_for(pool, n, GRAIN, h_pointwise, &hc);
     ntt_inverse_unscaled(a, lg, tw, pool);
-    scale_powers(a, n, &ginv, &ninv, pool);
+    scale_powers_sub(a, n, &ginv, &k, c, pool);            /* g^-i / (N Z), minus c / Z */
     cuzk_free(tw);
 }
