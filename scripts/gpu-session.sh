@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6
+#           round12 | porep27-h6 | round12b | porep27-rev
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -259,11 +259,19 @@ for step in "$@"; do
         # 7-transform baseline, same process; the gpu-fmul benchmark of round 11's review
         run_step fmul12 300 "$BENCH" gpu-fmul --lg 22 --iters 64 --reps 5
         run_step h12 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_H_SIX=0,1,0,1 ;;
+    round12b)
+        # the NTT in both output orders (NN with the bit-reversal pass, NR as sppark's "NTT
+        # (NR)"), and the h pipeline's last pass with the bit reversal folded into its stores
+        run_step ntt12 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        run_step ntt12_nr 300 "$BENCH" gpu-ntt-nr --lg 24 --lg 27 --reps 5
+        run_step h12b 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;
+    porep27-rev)
+        run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
+            --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;
     porep27-h6)
-        # round 11's prove (7 transforms, proof order), 6 transforms, 6 + the L/A/B MSMs
-        # beside the h pipeline (the new default), in one process
+        # the 2^27 prove with the 7- and the 6-transform h pipeline, in one process
         run_step porep27_h6 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
-            --vary CUZK_GPU_H_SIX+CUZK_GPU_PROVE_OVERLAP=0+0,1+0,1+1,0+0,1+1 ;;
+            --vary CUZK_GPU_H_SIX=0,1,0,1 ;;
     porep27-res)
         run_step porep27_res 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 ;;
     porep27-res-base)

@@ -137,9 +137,16 @@ static int bench_fr_transform(const char *cmd, const char *what, int argc, char 
     return 0;
 }
 
-BENCH_CMD(gpu_ntt, "gpu-ntt", "GPU Fr NTT: gpu-ntt [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2,...]")
+BENCH_CMD(gpu_ntt, "gpu-ntt",
+          "GPU Fr NTT, natural order in and out: gpu-ntt [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2,...]")
 {
     return bench_fr_transform("gpu-ntt", "gpu_ntt", argc, argv, gpu_bench_ntt);
+}
+
+BENCH_CMD(gpu_ntt_nr, "gpu-ntt-nr",
+          "GPU Fr NTT, natural in, bit-reversed out (sppark's NR): gpu-ntt-nr [--lg K]... [--reps R] [--vary NAME=v1,v2,...]")
+{
+    return bench_fr_transform("gpu-ntt-nr", "gpu_ntt_nr", argc, argv, gpu_bench_ntt_nr);
 }
 
 BENCH_CMD(gpu_fmul, "gpu-fmul",

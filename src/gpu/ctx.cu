@@ -156,7 +156,6 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
         }
     if (c->up_st) cudaStreamDestroy(c->up_st);
     if (c->red_st) cudaStreamDestroy(c->red_st);
-    if (c->tail_st) cudaStreamDestroy(c->tail_st);
     for (int i = 0; i < 2; i++) {
         if (c->acc_ev[i]) cudaEventDestroy(c->acc_ev[i]);
         if (c->red_ev[i]) cudaEventDestroy(c->red_ev[i]);

@@ -113,8 +113,6 @@ struct gpu_ctx {
      * buckets complete, red_ev[p] their reduction done (p = group parity) */
     cudaStream_t red_st;
     cudaEvent_t acc_ev[2], red_ev[2];
-    /* the prover's L/A/B MSMs beside its h pipeline (prover.cu, created on first use) */
-    cudaStream_t tail_st;
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */
@@ -165,8 +163,13 @@ int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_sha
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
 int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
                 cudaStream_t st, struct cuzk_error *err);
-/* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); h in a. */
-int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
+/* The same, left in bit-reversed order unless natural_out. */
+int gpu_ntt_dev_order(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
+                      bool natural_out, cudaStream_t st, struct cuzk_error *err);
+/* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); *h = the buffer that
+ * holds h's coefficients on return (b by default, a with CUZK_GPU_H_REVSTORE=0); all three
+ * are clobbered. */
+int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, dfr **h,
                       struct cuzk_error *err);
 
 /* ---- MSM and sums (msm.cu); all on stream st ----

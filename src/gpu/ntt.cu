@@ -17,6 +17,7 @@ struct pass_mul {
     dfr c;
     const dfr *lo, *hi;
     const dfr *sub;   /* non-NULL: sub[position] is subtracted after the multiplier */
+    dfr *out;         /* post of a last DIF pass only: store to out[rev(position)] (rev_tiles) */
 };
 
 __device__ __forceinline__ dfr apply_factor(const pass_mul &pm, dfr x, uint32_t pos, unsigned lg)
@@ -49,9 +50,14 @@ __device__ __forceinline__ dfr twiddle(const dfr *tw, uint32_t e, unsigned tw_sh
 struct tile_geom {
     uint32_t stride, l, base;
 };
-template <bool DIT> __device__ __forceinline__ tile_geom tile_of(unsigned lg, unsigned s0, unsigned k)
+/* rev: the last DIF pass with the bit reversal folded into its stores (pass_mul::out). Its tiles
+ * are 2^k consecutive elements and block b takes tile T = rev(b), so element m goes to
+ * rev_lg(T 2^k + m) = rev_k(m) 2^(lg-k) + b: blocks that run together fill neighbouring 32-byte
+ * sectors of the same lines, as the strided loads of the first passes do. */
+template <bool DIT> __device__ __forceinline__ tile_geom tile_of(unsigned lg, unsigned s0, unsigned k,
+                                                                 bool rev = false)
 {
-    const uint32_t T = blockIdx.x;
+    const uint32_t T = rev ? (lg > k ? __brev(blockIdx.x) >> (32 - (lg - k)) : 0) : blockIdx.x;
     const uint32_t stride_lg = DIT ? s0 : lg - s0 - k;
     tile_geom g;
     g.stride = 1u << stride_lg;
@@ -102,7 +108,9 @@ __device__ __forceinline__ void tile_store(dfr *data, const dfr *sh, const tile_
     for (int r = 0; r < R; r++) {
         uint32_t m = threadIdx.x + r * nt;
         uint32_t pos = g.base + m * g.stride;
-        data[pos] = apply_mul(post, sh[m], pos, lg);
+        const dfr x = apply_mul(post, sh[m], pos, lg);
+        if (post.out) post.out[__brev(pos) >> (32 - lg)] = x;
+        else data[pos] = x;
     }
 }
 
@@ -135,7 +143,7 @@ __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, cons
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
-    const tile_geom g = tile_of<DIT>(lg, s0, k);
+    const tile_geom g = tile_of<DIT>(lg, s0, k, !DIT && post.out);
     const uint32_t stride = g.stride, l = g.l;
     uint32_t halfk = 1u << (k - 1);
     dfr *tws = sh + (2 * halfk);
@@ -251,7 +259,7 @@ __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, u
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
-    const tile_geom g = tile_of<DIT>(lg, s0, k);
+    const tile_geom g = tile_of<DIT>(lg, s0, k, !DIT && post.out);
     const uint32_t q = 1u << (k - 2);   /* threads; a quarter of the tile */
     dfr *tws = sh + (4 * q);
 
@@ -556,7 +564,7 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned ks[4];
     unsigned np = split_passes(lg, ks);
     unsigned s0 = 0;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
     const bool shtw = ntt_shared_twiddles();
     const bool triv = ntt_env_on("CUZK_GPU_NTT_TRIV");
     /* register cap of the radix-4 passes: 80 (default), 72 or 0 (none: ~100 registers), read
@@ -613,17 +621,23 @@ static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
 static pass_mul coset_mul(const struct gpu_ctx *ctx, bool inverse_gen, bool scaled, int mode)
 {
     pass_mul m = {mode, {}, ctx->coset + (inverse_gen ? 2 : 0) * COSET_TAB,
-                  ctx->coset + (scaled ? (inverse_gen ? 5 : 4) : (inverse_gen ? 3 : 1)) * COSET_TAB, NULL};
+                  ctx->coset + (scaled ? (inverse_gen ? 5 : 4) : (inverse_gen ? 3 : 1)) * COSET_TAB, NULL, NULL};
     return m;
 }
 
 int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
                 cudaStream_t st, struct cuzk_error *err)
 {
+    return gpu_ntt_dev_order(ctx, v, lg, inverse, coset, true, st, err);
+}
+
+int gpu_ntt_dev_order(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
+                      bool natural_out, cudaStream_t st, struct cuzk_error *err)
+{
     if (lg == 0) return CUZK_OK;   /* a 1-point transform (and its coset) is the identity */
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
     pass_mul pre = none, post = none;
     if (!inverse && coset) pre = coset_mul(ctx, false, false, MUL_POW_NAT);
     if (inverse && coset) post = coset_mul(ctx, true, true, MUL_POW_REV);
@@ -635,14 +649,14 @@ int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool cos
         memcpy(&post.c, &ninv, sizeof ninv);
     }
     rc = run_passes(ctx, v, lg, false, inverse, pre, post, st, err);
-    if (!rc) rc = bitrev(v, lg, st, err);
+    if (!rc && natural_out) rc = bitrev(v, lg, st, err);
     return rc;
 }
 
 /* The h pipeline's unshift: g^-rev(j) / (N Z) at bit-reversed position j (coset table 6). */
 static pass_mul h_unshift(const struct gpu_ctx *ctx)
 {
-    pass_mul m = {MUL_POW_REV, {}, ctx->coset + 2 * COSET_TAB, ctx->coset + 6 * COSET_TAB, NULL};
+    pass_mul m = {MUL_POW_REV, {}, ctx->coset + 2 * COSET_TAB, ctx->coset + 6 * COSET_TAB, NULL, NULL};
     return m;
 }
 
@@ -688,13 +702,14 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
  * and CI(c_c) is c's coefficient vector itself (c has degree < N): c needs only its iNTT, not
  * the coset NTT as well. This is an identity of the computation (it does not assume that the
  * witness satisfies the constraints), so h is bit-identical to the 7-transform pipeline. */
-int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
+int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, dfr **h,
                       struct cuzk_error *err)
 {
+    *h = a;
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL};
+    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
     /* a, b: iNTT (DIF, bit-reversed out) with 1/N and the coset shift g^i folded into its last
      * pass, then the forward DIT NTT back to natural order: values on the coset g * omega^j.
      * c: iNTT only, times 1 / (N Z), left in bit-reversed order for the last pass. */
@@ -703,15 +718,15 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
     const dfr *full = coset_full(ctx, lg);   /* queued on st[0] before the event below */
     ctx->h_last_tab = full != NULL;
     if (full) {
-        shift = {MUL_TAB, {}, full, NULL, NULL};
-        unshift = {MUL_TAB, {}, full + n, NULL, NULL};
+        shift = {MUL_TAB, {}, full, NULL, NULL, NULL};
+        unshift = {MUL_TAB, {}, full + n, NULL, NULL, NULL};
     }
     fr_t czi, ninv, nfr;
     h_zinv(&czi, lg);
     fr_from_u64(&nfr, (uint64_t)1 << lg);
     fr_inv(&ninv, &nfr);
     fr_mul(&czi, &czi, &ninv);
-    pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL};
+    pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL, NULL};
     memcpy(&cscale.c, &czi, sizeof czi);
     /* CUZK_GPU_H_SIX=0: the 7-transform pipeline (c's coset NTT too, h = CI(a_c b_c - c_c) / Z;
      * benchmarking baseline, read per call) */
@@ -745,8 +760,15 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg,
         CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[2], 0));
         k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, six ? NULL : c, (uint32_t)n);
         CK_LAUNCH();
+        /* the bit reversal folded into the last pass's stores, out of place into b (free once
+         * a = a b has run); CUZK_GPU_H_REVSTORE=0: in place, then the tiled bit-reversal pass
+         * (read per call, benchmarking) */
+        if (ntt_env_on("CUZK_GPU_H_REVSTORE")) {
+            unshift.out = b;
+            *h = b;
+        }
         rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
-        if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
+        if (!rc && !unshift.out) rc = bitrev(a, lg, ctx->st[0], err);
         if (rc) return rc;
     } else {
         /* N = 1: h = (a b - c) / Z with Z = g - 1 */
@@ -796,9 +818,10 @@ extern "C" int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, uns
         if (rc) return rc;
     }
     for (int i = 0; i < 3; i++) CK(cudaMemcpyAsync(d[i], h[i], bytes, cudaMemcpyHostToDevice, ctx->st[0]));
-    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
+    dfr *dh = NULL;
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, err);
     if (rc) return rc;
-    CK(cudaMemcpy(a, d[0], bytes, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(a, dh, bytes, cudaMemcpyDeviceToHost));
     return CUZK_OK;
 }
 
@@ -813,8 +836,8 @@ static int time_ms(cudaEvent_t e0, cudaEvent_t e1, double *ms, struct cuzk_error
     return CUZK_OK;
 }
 
-extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
-                             struct cuzk_error *err)
+static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, bool natural_out,
+                     struct cuzk_error *err)
 {
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
@@ -830,7 +853,7 @@ extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double 
     CK(cudaEventCreate(&e1));
     for (int r = -1; r < reps && !rc; r++) {
         CK(cudaEventRecord(e0, st));
-        rc = gpu_ntt_dev(ctx, (dfr *)d, lg, false, false, st, err);
+        rc = gpu_ntt_dev_order(ctx, (dfr *)d, lg, false, false, natural_out, st, err);
         CK(cudaEventRecord(e1, st));
         double t = 0;
         if (!rc) rc = time_ms(e0, e1, &t, err);
@@ -839,6 +862,20 @@ extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double 
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     return rc;
+}
+
+/* forward NTT, natural order in and out (with the bit-reversal pass) */
+extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
+                             struct cuzk_error *err)
+{
+    return bench_ntt(ctx, lg, reps, ms, true, err);
+}
+
+/* forward NTT, natural in, bit-reversed out (sppark's "NR" order) */
+extern "C" int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
+                                struct cuzk_error *err)
+{
+    return bench_ntt(ctx, lg, reps, ms, false, err);
 }
 
 extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
@@ -862,7 +899,8 @@ extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *m
         CK(cudaEventRecord(e0, ctx->st[0]));
         CK(cudaStreamWaitEvent(ctx->st[1], e0, 0));
         CK(cudaStreamWaitEvent(ctx->st[2], e0, 0));
-        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
+        dfr *dh = NULL;
+        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, err);
         CK(cudaEventRecord(e1, ctx->st[0]));
         double t = 0;
         if (!rc) rc = time_ms(e0, e1, &t, err);

@@ -583,41 +583,6 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
     return CUZK_OK;
 }
 
-/* The tail on a helper thread, beside the h pipeline of the caller's thread. */
-struct tail_job {
-    struct g16_msm_results *out;
-    const struct g16_shape *s;
-    const struct g16_pk *pk;
-    struct gpu_ctx *ctx;
-    struct g16_timings t;
-    const dfr *dw;
-    int rc;
-    struct cuzk_error err;
-};
-
-static void *tail_main(void *arg)
-{
-    struct tail_job *j = (struct tail_job *)arg;
-    j->rc = gpu_set_device(j->ctx, &j->err);
-    if (!j->rc) j->rc = prove_tail(j->out, j->s, j->pk, j->ctx, NULL, &j->t, j->dw, j->ctx->tail_st, &j->err);
-    if (j->rc) cudaStreamSynchronize(j->ctx->tail_st);   /* nothing of it left in flight */
-    return NULL;
-}
-
-/* Run the tail MSMs beside the h pipeline (resident key only: the streamed key arrives in
- * proof order, h first)? CUZK_GPU_PROVE_OVERLAP=0 runs everything in proof order on one
- * stream (read per proof; benchmarking). Why it pays: the h pipeline's NTT passes keep the
- * IMAD pipe ~85% busy, while the tail is a mix of memory-bound steps (0/1 splits, bitmap
- * sums, digit sorts) and product-bound rounds; run side by side, each fills the other's
- * idle units. They use disjoint scratch (SL_NTT_* against the MSM and split slots) and
- * streams (st[0..2] against tail_st and red_st); the H MSM, which needs the same MSM slots
- * and red_st, starts after the tail has finished. */
-static bool prove_overlap(void)
-{
-    const char *e = getenv("CUZK_GPU_PROVE_OVERLAP");
-    return !(e && e[0] == '0');
-}
-
 /* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
@@ -632,56 +597,25 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
         rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
         if (rc) return rc;
     }
-    uint64_t dt = lap(st, &t0);   /* the witness and a, b, c are ready from here on */
+    uint64_t dt = lap(st, &t0);
     if (t) t->abc_ns += dt;
 
-    bool overlap = !sm && prove_overlap();
-    if (overlap && !ctx->tail_st && cudaStreamCreateWithFlags(&ctx->tail_st, cudaStreamNonBlocking) != cudaSuccess) {
-        cudaGetLastError();
-        ctx->tail_st = NULL;
-        overlap = false;   /* no second stream: proof order on one */
-    }
-    struct tail_job job;
-    pthread_t th;
-    if (overlap) {
-        memset(&job, 0, sizeof job);
-        job.out = out, job.s = s, job.pk = pk, job.ctx = ctx, job.dw = dw;
-        if (pthread_create(&th, NULL, tail_main, &job) != 0) overlap = false;
-    }
-    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, err);
-    if (!rc) {
-        dt = lap(st, &t0);
-        if (t) t->ntt_ns += dt;
-    }
-    if (overlap) {
-        pthread_join(th, NULL);
-        if (!rc && job.rc) {
-            rc = job.rc;
-            *err = job.err;
-        }
-        if (t) {
-            t->msm_l_ns += job.t.msm_l_ns;
-            t->msm_a_ns += job.t.msm_a_ns;
-            t->msm_b_g1_ns += job.t.msm_b_g1_ns;
-            t->msm_b_g2_ns += job.t.msm_b_g2_ns;
-        }
-        t0 = cuzk_now_ns();   /* the H MSM's time starts when both are done */
-    }
+    dfr *hc = NULL;   /* h's coefficients: one of d[0], d[1] */
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &hc, err);
     if (rc) return rc;
+    dt = lap(st, &t0);
+    if (t) t->ntt_ns += dt;
 
     /* each MSM writes its result into out (its last step runs on the CPU) */
     const void *b;
     rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
-    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, (const dfr *)d[0], NULL, pk->n_h, NULL, st, err);
+    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, hc, NULL, pk->n_h, NULL, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_h_ns += dt;
     stream_consumed(sm, 0);
 
-    if (!overlap) {
-        rc = prove_tail(out, s, pk, ctx, sm, t, dw, st, err);
-        if (rc) return rc;
-    }
-    CK(cudaStreamSynchronize(st));
-    return CUZK_OK;
+    /* the L, A and B MSMs after it, in proof order (the streamed key arrives in that order;
+     * on a stream of their own beside the h pipeline they gained nothing: decisions.md) */
+    return prove_tail(out, s, pk, ctx, sm, t, dw, st, err);
 }

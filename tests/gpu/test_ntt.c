@@ -83,12 +83,16 @@ TEST(compute_h_matches_cpu)
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
     const unsigned lgs[] = {0, 1, 2, 4, 10, 11, 13, 16, 17};
-    /* the 6-transform pipeline (default) and the 7-transform baseline it is timed against (the
-     * CPU pipeline is checked against the polynomial identity in tests/groth16/test_ntt.c) */
-    for (size_t k = 0; k < 2 * sizeof lgs / sizeof lgs[0]; k++) {
-        unsigned lg = lgs[k % (sizeof lgs / sizeof lgs[0])];
-        const bool six = k < sizeof lgs / sizeof lgs[0];
+    /* mode 0: the defaults (6 transforms, bit reversal folded into the last pass's stores);
+     * 1: the 7-transform baseline; 2: the last pass in place plus the bit-reversal pass (the CPU
+     * pipeline is checked against the polynomial identity in tests/groth16/test_ntt.c) */
+    const size_t nlg = sizeof lgs / sizeof lgs[0];
+    for (size_t k = 0; k < 3 * nlg; k++) {
+        unsigned lg = lgs[k % nlg];
+        const int mode = (int)(k / nlg);
+        const bool six = mode != 1;
         setenv("CUZK_GPU_H_SIX", six ? "1" : "0", 1);
+        setenv("CUZK_GPU_H_REVSTORE", mode == 2 ? "0" : "1", 1);
         size_t n = (size_t)1 << lg;
         /* meaningful prefix: N, N-1, odd, about half */
         size_t lens[3] = {n, n > 1 ? n - 1 : 1, n > 2 ? n / 2 + 1 : 1};
@@ -108,8 +112,9 @@ TEST(compute_h_matches_cpu)
             }
             g16_compute_h(r[0], r[1], r[2], lg, pool_default());
             ASSERT_OK(gpu_compute_h(ctx, v[0], v[1], v[2], lg, err), err);
-            ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu (%s, %s)", lg, len,
-                       li == 1 ? "one stream" : "three streams", six ? "6 transforms" : "7 transforms");
+            ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu (%s, %s, %s)", lg, len,
+                       li == 1 ? "one stream" : "three streams", six ? "6 transforms" : "7 transforms",
+                       mode == 2 ? "bit-reversal pass" : "reversed stores");
             ASSERT_MSG(gpu_ctx_h_shift_table(ctx) == (lg >= 16 && li != 2), "lg %u len %zu: per-position table %s", lg,
                        len, gpu_ctx_h_shift_table(ctx) ? "used" : "not used");
             for (int i = 0; i < 3; i++) {
@@ -121,6 +126,7 @@ TEST(compute_h_matches_cpu)
     unsetenv("CUZK_GPU_H_STREAMS");
     unsetenv("CUZK_GPU_NTT_SHIFT_TAB");
     unsetenv("CUZK_GPU_H_SIX");
+    unsetenv("CUZK_GPU_H_REVSTORE");
     gpu_ctx_free(ctx);
 }
 

@@ -89,19 +89,12 @@ TEST(backend_msm_results_match_cpu)
         struct g16_timings t;
         memset(&t, 0, sizeof t);
         ASSERT_OK(g16_backend_cpu(&ref, &f.s, &f.pk, &w, NULL, &t, err), err);
-        /* the L/A/B MSMs beside the h pipeline (default), and everything in proof order */
-        for (int ov = 1; ov >= 0; ov--) {
-            const char *how = ov ? "tail beside the h pipeline" : "proof order";
-            setenv("CUZK_GPU_PROVE_OVERLAP", ov ? "1" : "0", 1);
-            memset(&got, 0, sizeof got);
-            ASSERT_OK(gpu_g16_backend(&got, &f.s, &f.pk, &w, ctx, &t, err), err);
-            ASSERT_MSG(g1_jac_eq(&ref.h, &got.h), "H differs (%s)", how);
-            ASSERT_MSG(g1_jac_eq(&ref.l, &got.l), "L differs (%s)", how);
-            ASSERT_MSG(g1_jac_eq(&ref.a, &got.a), "A differs (%s)", how);
-            ASSERT_MSG(g1_jac_eq(&ref.b_g1, &got.b_g1), "B_G1 differs (%s)", how);
-            ASSERT_MSG(g2_jac_eq(&ref.b_g2, &got.b_g2), "B_G2 differs (%s)", how);
-        }
-        unsetenv("CUZK_GPU_PROVE_OVERLAP");
+        ASSERT_OK(gpu_g16_backend(&got, &f.s, &f.pk, &w, ctx, &t, err), err);
+        ASSERT_MSG(g1_jac_eq(&ref.h, &got.h), "H differs");
+        ASSERT_MSG(g1_jac_eq(&ref.l, &got.l), "L differs");
+        ASSERT_MSG(g1_jac_eq(&ref.a, &got.a), "A differs");
+        ASSERT_MSG(g1_jac_eq(&ref.b_g1, &got.b_g1), "B_G1 differs");
+        ASSERT_MSG(g2_jac_eq(&ref.b_g2, &got.b_g2), "B_G2 differs");
         gpu_ctx_unload(ctx);
         fixture_fini(&f);
     }
