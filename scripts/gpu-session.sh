@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -265,6 +265,13 @@ for step in "$@"; do
         run_step ntt12 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
         run_step ntt12_nr 300 "$BENCH" gpu-ntt-nr --lg 24 --lg 27 --reps 5
         run_step h12b 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;
+    ntt12c)
+        # the forward NTT in place (NN with the bit-reversal pass), in NR order, and out of place
+        # (NN with the bit reversal folded into the last pass's stores)
+        run_step ntt12c 300 "$BENCH" gpu-ntt --lg 24 --lg 27 --reps 5
+        run_step ntt12c_nr 300 "$BENCH" gpu-ntt-nr --lg 24 --lg 27 --reps 5
+        run_step ntt12c_oop 300 "$BENCH" gpu-ntt-oop --lg 24 --lg 27 --reps 5
+        run_step ntt12c_again 300 "$BENCH" gpu-ntt --lg 27 --reps 5 ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;

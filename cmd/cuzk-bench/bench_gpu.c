@@ -149,6 +149,12 @@ BENCH_CMD(gpu_ntt_nr, "gpu-ntt-nr",
     return bench_fr_transform("gpu-ntt-nr", "gpu_ntt_nr", argc, argv, gpu_bench_ntt_nr);
 }
 
+BENCH_CMD(gpu_ntt_oop, "gpu-ntt-oop",
+          "GPU Fr NTT, natural order in and out, out of place: gpu-ntt-oop [--lg K]... [--reps R] [--vary NAME=v1,v2,...]")
+{
+    return bench_fr_transform("gpu-ntt-oop", "gpu_ntt_oop", argc, argv, gpu_bench_ntt_oop);
+}
+
 BENCH_CMD(gpu_fmul, "gpu-fmul",
           "GPU field product throughput (Fr, Fp, Fr capped at 72 registers): gpu-fmul [--lg K] [--iters I] [--reps R] [--device D] [--variant 0..2]")
 {

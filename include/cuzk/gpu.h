@@ -139,6 +139,8 @@ int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g1
 int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 /* the same transform left in bit-reversed order (no bit-reversal pass; sppark's "NR") */
 int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
+/* natural order in and out, out of place (the bit reversal folded into the last pass) */
+int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 /* Field product throughput, 2^lg threads x 4 chains x iters products: variant 0 Fr, 1 Fp, 2 Fr
  * capped at 72 registers; *mismatch: results that differ from the uncapped kernel's. */

@@ -127,6 +127,11 @@ int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, str
     (void)ctx, (void)lg, (void)reps, (void)ms;
     return NO_GPU(err);
 }
+int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
+{
+    (void)ctx, (void)lg, (void)reps, (void)ms;
+    return NO_GPU(err);
+}
 int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
 {
     (void)ctx, (void)lg, (void)reps, (void)ms;

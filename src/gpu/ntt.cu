@@ -405,6 +405,14 @@ static int upload_tmp(void **d, const void *h, size_t bytes, struct cuzk_error *
     return CUZK_OK;
 }
 
+/* 1 / N for N = 2^lg */
+static void inv_n(fr_t *out, unsigned lg)
+{
+    fr_t nfr;
+    fr_from_u64(&nfr, (uint64_t)1 << lg);
+    fr_inv(out, &nfr);
+}
+
 /* 1 / Z on the coset g omega^j of a 2^lg domain: Z(x) = x^N - 1 is the constant g^N - 1 there. */
 static void h_zinv(fr_t *zi, unsigned lg)
 {
@@ -478,9 +486,8 @@ int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
         ctx->coset_lg = 99;
     }
     if (ctx->coset_lg != lg) {
-        fr_t ninv, nfr;
-        fr_from_u64(&nfr, (uint64_t)1 << lg);
-        fr_inv(&ninv, &nfr);
+        fr_t ninv;
+        inv_n(&ninv, lg);
         dfr c;
         memcpy(&c, &ninv, sizeof c);
         k_scale_table<<<COSET_TAB / 256, 256>>>(ctx->coset + 4 * COSET_TAB, ctx->coset + COSET_TAB, c, COSET_TAB);
@@ -625,6 +632,24 @@ static pass_mul coset_mul(const struct gpu_ctx *ctx, bool inverse_gen, bool scal
     return m;
 }
 
+/* A transform's first-pass and last-pass multipliers: coset shift g^i on the forward coset
+ * NTT's loads, 1/N (times g^-i for the coset) on the inverse's stores. */
+static void transform_muls(const struct gpu_ctx *ctx, unsigned lg, bool inverse, bool coset, pass_mul *pre,
+                           pass_mul *post)
+{
+    const pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
+    *pre = none;
+    *post = none;
+    if (!inverse && coset) *pre = coset_mul(ctx, false, false, MUL_POW_NAT);
+    if (inverse && coset) *post = coset_mul(ctx, true, true, MUL_POW_REV);
+    if (inverse && !coset) {
+        fr_t ninv;
+        inv_n(&ninv, lg);
+        post->mode = MUL_CONST;
+        memcpy(&post->c, &ninv, sizeof ninv);
+    }
+}
+
 int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
                 cudaStream_t st, struct cuzk_error *err)
 {
@@ -637,20 +662,28 @@ int gpu_ntt_dev_order(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bo
     if (lg == 0) return CUZK_OK;   /* a 1-point transform (and its coset) is the identity */
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
-    pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
-    pass_mul pre = none, post = none;
-    if (!inverse && coset) pre = coset_mul(ctx, false, false, MUL_POW_NAT);
-    if (inverse && coset) post = coset_mul(ctx, true, true, MUL_POW_REV);
-    if (inverse && !coset) {
-        fr_t ninv, nfr;
-        fr_from_u64(&nfr, (uint64_t)1 << lg);
-        fr_inv(&ninv, &nfr);
-        post.mode = MUL_CONST;
-        memcpy(&post.c, &ninv, sizeof ninv);
-    }
+    pass_mul pre, post;
+    transform_muls(ctx, lg, inverse, coset, &pre, &post);
     rc = run_passes(ctx, v, lg, false, inverse, pre, post, st, err);
     if (!rc && natural_out) rc = bitrev(v, lg, st, err);
     return rc;
+}
+
+/* Out of place, natural order in and out: the bit reversal is folded into the last pass's
+ * stores (tile_of's rev), so there is no bit-reversal pass; in is clobbered. */
+static int gpu_ntt_dev_oop(struct gpu_ctx *ctx, dfr *in, dfr *out, unsigned lg, bool inverse, bool coset,
+                           cudaStream_t st, struct cuzk_error *err)
+{
+    if (lg == 0) {
+        CK(cudaMemcpyAsync(out, in, sizeof(dfr), cudaMemcpyDeviceToDevice, st));
+        return CUZK_OK;
+    }
+    int rc = gpu_ntt_prepare(ctx, lg, err);
+    if (rc) return rc;
+    pass_mul pre, post;
+    transform_muls(ctx, lg, inverse, coset, &pre, &post);
+    post.out = out;
+    return run_passes(ctx, in, lg, false, inverse, pre, post, st, err);
 }
 
 /* The h pipeline's unshift: g^-rev(j) / (N Z) at bit-reversed position j (coset table 6). */
@@ -721,10 +754,9 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
         shift = {MUL_TAB, {}, full, NULL, NULL, NULL};
         unshift = {MUL_TAB, {}, full + n, NULL, NULL, NULL};
     }
-    fr_t czi, ninv, nfr;
+    fr_t czi, ninv;
     h_zinv(&czi, lg);
-    fr_from_u64(&nfr, (uint64_t)1 << lg);
-    fr_inv(&ninv, &nfr);
+    inv_n(&ninv, lg);
     fr_mul(&czi, &czi, &ninv);
     pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL, NULL};
     memcpy(&cscale.c, &czi, sizeof czi);
@@ -792,14 +824,19 @@ extern "C" int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, 
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
-    void *d = NULL;
+    void *d = NULL, *o = NULL;
     rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
+    /* out of place into a second buffer (default), or in place with the bit-reversal pass
+     * (CUZK_GPU_NTT_OOP=0, read per call) */
+    const bool oop = ntt_env_on("CUZK_GPU_NTT_OOP");
+    if (!rc && oop) rc = gpu_scratch(ctx, SL_NTT_B, n * sizeof(fr_t), &o, err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
     CK(cudaMemcpyAsync(d, v, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-    rc = gpu_ntt_dev(ctx, (dfr *)d, lg, inverse, coset, st, err);
+    if (oop) rc = gpu_ntt_dev_oop(ctx, (dfr *)d, (dfr *)o, lg, inverse, coset, st, err);
+    else rc = gpu_ntt_dev(ctx, (dfr *)d, lg, inverse, coset, st, err);
     if (rc) return rc;
-    CK(cudaMemcpyAsync(v, d, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(v, oop ? o : d, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
 }
@@ -836,14 +873,16 @@ static int time_ms(cudaEvent_t e0, cudaEvent_t e1, double *ms, struct cuzk_error
     return CUZK_OK;
 }
 
-static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, bool natural_out,
+/* order: 0 natural out (in place + bit-reversal pass), 1 bit-reversed out, 2 out of place */
+static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, int order,
                      struct cuzk_error *err)
 {
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
-    void *d = NULL;
+    void *d = NULL, *o = NULL;
     rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
+    if (!rc && order == 2) rc = gpu_scratch(ctx, SL_NTT_B, n * sizeof(fr_t), &o, err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
     k_fill_field<dfr><<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)d, (uint32_t)n, 12345);
@@ -853,7 +892,8 @@ static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, boo
     CK(cudaEventCreate(&e1));
     for (int r = -1; r < reps && !rc; r++) {
         CK(cudaEventRecord(e0, st));
-        rc = gpu_ntt_dev_order(ctx, (dfr *)d, lg, false, false, natural_out, st, err);
+        if (order == 2) rc = gpu_ntt_dev_oop(ctx, (dfr *)d, (dfr *)o, lg, false, false, st, err);
+        else rc = gpu_ntt_dev_order(ctx, (dfr *)d, lg, false, false, order == 0, st, err);
         CK(cudaEventRecord(e1, st));
         double t = 0;
         if (!rc) rc = time_ms(e0, e1, &t, err);
@@ -868,14 +908,21 @@ static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, boo
 extern "C" int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
                              struct cuzk_error *err)
 {
-    return bench_ntt(ctx, lg, reps, ms, true, err);
+    return bench_ntt(ctx, lg, reps, ms, 0, err);
 }
 
 /* forward NTT, natural in, bit-reversed out (sppark's "NR" order) */
 extern "C" int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
                                 struct cuzk_error *err)
 {
-    return bench_ntt(ctx, lg, reps, ms, false, err);
+    return bench_ntt(ctx, lg, reps, ms, 1, err);
+}
+
+/* forward NTT, natural order in and out, out of place (no bit-reversal pass) */
+extern "C" int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
+                                 struct cuzk_error *err)
+{
+    return bench_ntt(ctx, lg, reps, ms, 2, err);
 }
 
 extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms,
