@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -272,6 +272,11 @@ for step in "$@"; do
         run_step ntt12c_nr 300 "$BENCH" gpu-ntt-nr --lg 24 --lg 27 --reps 5
         run_step ntt12c_oop 300 "$BENCH" gpu-ntt-oop --lg 24 --lg 27 --reps 5
         run_step ntt12c_again 300 "$BENCH" gpu-ntt --lg 27 --reps 5 ;;
+    gsweep12)
+        # windows per sort at the sizes over their goals (never swept: the plan sorts up to 2^26
+        # keys at once)
+        run_step gsweep12_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --reps 5 --vary CUZK_GPU_MSM_G=4,1,2,3,4
+        run_step gsweep12_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_G=4,1,2,4 ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;
