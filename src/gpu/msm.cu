@@ -1090,18 +1090,35 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
     return slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
 
-/* Window size and windows per group: c minimises n W + 3 * 2^(c-1) W, up to 2^26 keys are
- * sorted at once; then, while the scratch would not fit in free GPU memory, fewer windows per
- * group, then smaller windows (the window size is chosen "by size and by free memory").
+/* Window size and windows per group: c minimises n W + 3 * 2^(c-1) W (or the measured table),
+ * and up to 2^29 keys are sorted at once; then, while the scratch would not fit in free GPU
+ * memory, fewer windows per group down to 2^26 keys, then no word planes, no batch-affine
+ * rounds, fewer windows per group, smaller windows (the window size is chosen "by size and by
+ * free memory"). Groups above 2^26 keys are taken only while GPU_MSM_RESERVE bytes stay free
+ * beside them (a second witness buffer for the prover's prefetch, decisions.md).
  * CUZK_GPU_MSM_MEM_CAP=bytes caps the free memory seen here (test hook). */
+#ifndef CZ_SORT_LG
+#define CZ_SORT_LG 29
+#endif
+#define GPU_MSM_RESERVE ((size_t)8 << 30)
 template <class F>
 static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_out, unsigned *g_out,
                     bool *aff_out, bool *planes_out, struct cuzk_error *err)
 {
     unsigned c, W;
     msm_window(n, sizeof(F) > 48, &c, &W);
-    unsigned g = n ? (unsigned)((((size_t)1 << 26) / n) ? (((size_t)1 << 26) / n) : 1) : W;
-    if (g > W) g = W;
+    /* keys per sort: up to 2^sort_lg (CUZK_GPU_MSM_SORT_LG, 20..30; the sort counts in int).
+     * More windows per sort pay at every size measured (H200, G1 2^24 / 2^26 / 2^27 at 2^26,
+     * 2^28, 2^29 keys: 106.0 / 363.5 / 680.9, 99.1 / 344.0 / 669.0, 99.1 / 336.4 / 651.5 ms;
+     * G2 2^24 277.2 -> 252.5 ms with all 16 windows in one sort) */
+    const unsigned sort_lg = (unsigned)env_int("CUZK_GPU_MSM_SORT_LG", CZ_SORT_LG, 20, 30);
+    auto per_sort = [&](size_t keys) {
+        unsigned gg = n ? (unsigned)((keys / n) ? (keys / n) : 1) : W;
+        return gg > W ? W : gg;
+    };
+    unsigned g = per_sort((size_t)1 << sort_lg);
+    /* the plan before round 12: 2^26 keys (CUZK_GPU_MSM_SORT_BASE_LG lowers it: test hook) */
+    const unsigned g_base = per_sort((size_t)1 << env_int("CUZK_GPU_MSM_SORT_BASE_LG", 26, 10, 26));
     /* test hook: at most this many windows per sort (CUZK_GPU_MSM_G=1 gives small MSMs the
      * one-window-per-sort path of the large ones) */
     const unsigned gmax = (unsigned)env_int("CUZK_GPU_MSM_G", 0, 0, 256);
@@ -1117,8 +1134,12 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         int rc = scratch_avail(ctx, &avail, err);
         if (rc) return rc;
     }
-    while (extra > avail) {
-        if (planes()) {
+    /* (extra 0: the slots are already that large, the memory is taken) */
+    auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < GPU_MSM_RESERVE); };
+    while (over()) {
+        if (g > g_base) {
+            g = (g + 1) / 2 > g_base ? (g + 1) / 2 : g_base;
+        } else if (planes()) {
             planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
         } else if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
             aff = false;   /* then the batch-affine rounds' buffers */

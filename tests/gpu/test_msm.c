@@ -390,6 +390,31 @@ TEST(msm_plan_shrinks_to_fit_memory)
     unsetenv("CUZK_GPU_MSM_MEM_CAP");
 }
 
+/* Window groups above the base of 2^26 keys (here lowered to 2^18 by the test hook
+ * CUZK_GPU_MSM_SORT_BASE_LG, so that a 2^16 MSM has a base of 4 windows per sort) are taken only
+ * while 8 GiB stay free beside them: with ~4 GB free (CUZK_GPU_MSM_MEM_CAP) the plan stays at the
+ * base; without the cap it sorts every window at once. Exact either way. */
+TEST(msm_large_sort_groups_leave_a_reserve)
+{
+    const size_t n = 65536;
+    setenv("CUZK_GPU_MSM_SORT_BASE_LG", "18", 1);
+    for (int capped = 0; capped < 2; capped++) {
+        if (capped) setenv("CUZK_GPU_MSM_MEM_CAP", "4000000000", 1);
+        else unsetenv("CUZK_GPU_MSM_MEM_CAP");
+        struct gpu_ctx *ctx = gpu_test_ctx();   /* fresh: no scratch yet */
+        check_g1_dup(ctx, n, 4096, SC_RANDOM);
+        unsigned c, g;
+        gpu_ctx_msm_plan(ctx, &c, &g);
+        const unsigned W = (256 + c - 1) / c, base = (1u << 18) / n;
+        if (capped) ASSERT_MSG(g <= base, "4 GB free: plan g=%u above the base %u", g, base);
+        else ASSERT_MSG(g == W && W > base, "no cap: plan g=%u, want all %u windows (base %u)", g, W, base);
+        check_g2(ctx, 20000, SC_RANDOM);
+        gpu_ctx_free(ctx);
+    }
+    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+    unsetenv("CUZK_GPU_MSM_SORT_BASE_LG");
+}
+
 /* Batch-affine rounds (k_aff_round) forced on small MSMs: few pairs per thread (so every
  * thread's chain of prefix products and its inversion are exercised), several rounds, and
  * the cases a pair can hit: P + Q, P + P, P + (-P), infinity on either side, odd runs. Each
