@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -293,6 +293,14 @@ for step in "$@"; do
         # rounds per size with the larger window groups (picks the defaults)
         TAILN=12 run_step aff12_g1 300 "$BENCH" gpu-msm --g 1 --lg 21 --lg 25 --lg 26 --reps 5 --vary CUZK_GPU_MSM_AFF=3,4
         TAILN=16 run_step aff12_g2 400 "$BENCH" gpu-msm --g 2 --lg 20 --lg 21 --lg 23 --lg 25 --reps 5 --vary CUZK_GPU_MSM_AFF2=4,5,6 ;;
+    final12)
+        # round 12's closing figures
+        TAILN=8 run_step final12_g1 400 "$BENCH" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --lg 26 --lg 27 --reps 5
+        TAILN=8 run_step final12_g2 300 "$BENCH" gpu-msm --g 2 --lg 20 --lg 24 --reps 5
+        TAILN=8 run_step final12_sums 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
+        TAILN=8 run_step final12_sums2 300 "$BENCH" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5
+        TAILN=8 run_step final12_ntt 300 "$BENCH" gpu-ntt-oop --lg 27 --reps 5
+        TAILN=8 run_step final12_h 300 "$BENCH" gpu-h --lg 24 --lg 27 --reps 5 ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;

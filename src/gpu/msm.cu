@@ -975,19 +975,23 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
  * CUZK_GPU_MSM_AFF_MINPT pairs (default 128 for G1, 64 for G2) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
+/* G1 (H200, round 12, up to 2^29 keys per sort, so a round sees several windows' pairs at
+ * once): 3 rounds up to 2^24 points (2^21 17.35 against 18.29 with 4; 2^22 27.97 against 28.32
+ * with 2; 2^24 96.87 against 98.66 with 2), 4 above (2^25 175.70 -> 173.73, 2^26 335.91 ->
+ * 333.74, 2^27 649.70 -> 644.92 ms from 3 to 4). Before round 12 (2^26 keys per sort) a third
+ * round lost at 2^24 and paid only above 2^25. */
 #ifndef CZ_AFF_G1
-#define CZ_AFF_G1 2
+#define CZ_AFF_G1 3
 #endif
-/* G1 above 2^25 points (one window per sort): a third round pays once the inversion is shared
- * per block (H200: 2^26 379.8 -> 375.0 ms, 2^27 692.7 -> 690.6; at 2^24 it lost, 107.6 ->
- * 109.7) */
 #ifndef CZ_AFF_G1_LARGE
-#define CZ_AFF_G1_LARGE 3
+#define CZ_AFF_G1_LARGE 4
 #endif
 /* G2 (H200, round 9, norm inversion, accumulation ranges of 64, MINPT 64; 3 / 4 / 5 rounds):
  * 2^20 31.24 / 29.77 / 30.82 ms, 2^21 48.85 / 47.80 / 47.20, 2^22 78.08 / 78.44 / 77.75,
  * 2^23 146.66 / 142.11 / 145.97; above 2^23 a fifth: 2^24 288.12 / 279.02 / 276.08, 2^25
- * 551.62 / 556.12 / 552.48 */
+ * 551.62 / 556.12 / 552.48. Round 12 (larger window groups), 4 / 5 / 6 rounds: 2^20 29.50 /
+ * 30.51 / 31.98, 2^21 47.51 / 47.00 / 47.78, 2^22 77.57 / 77.00 / 75.90, 2^23 135.43 / 136.48 /
+ * 135.81, 2^24 255.41 / 250.78 / 250.62, 2^25 498.74 / 486.70 / 488.57: within ~1%, kept. */
 #ifndef CZ_AFF_G2
 #define CZ_AFF_G2 4
 #endif
@@ -1014,7 +1018,7 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     /* H200: G1 2^20 12.7 -> 13.2 ms with one round, 2^22 35.2 -> 32.5 ms with two */
     if (n < (size_t)env_int("CUZK_GPU_MSM_AFF_MIN_N", g2 ? 1 << 20 : 1 << 21, 0, 1 << 30)) return a;
     const int rdef = g2 ? (n > ((size_t)1 << 23) ? CZ_AFF_G2_LARGE : CZ_AFF_G2)
-                        : n > ((size_t)1 << 25) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
+                        : n > ((size_t)1 << 24) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     /* G2 64 (round 9 sweep: with 64 the last round of a size gets its full wave of threads) */
     const size_t minpt = (size_t)env_int("CUZK_GPU_MSM_AFF_MINPT", g2 ? 64 : 128, 1, 1 << 20);
