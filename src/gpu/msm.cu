@@ -1096,7 +1096,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
 
 /* Window size and windows per group: c minimises n W + 3 * 2^(c-1) W (or the measured table),
  * and up to 2^29 keys are sorted at once; then, while the scratch would not fit in free GPU
- * memory, one window per group less down to 2^26 keys, then no word planes, no batch-affine
+ * memory, fewer windows per group down to 2^26 keys, then no word planes, no batch-affine
  * rounds, fewer windows per group, smaller windows (the window size is chosen "by size and by
  * free memory"). Groups above 2^26 keys are taken only while GPU_MSM_RESERVE bytes stay free
  * beside them (a second witness buffer for the prover's prefetch, decisions.md).
@@ -1142,7 +1142,7 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < GPU_MSM_RESERVE); };
     while (over()) {
         if (g > g_base) {
-            g--;   /* one window at a time: at 2^27 a group of 3 may fit where 4 does not */
+            g = (g + 1) / 2 > g_base ? (g + 1) / 2 : g_base;
         } else if (planes()) {
             planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
         } else if (aff && aff_rounds<F>(ctx, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
