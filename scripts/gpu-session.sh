@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -311,6 +311,12 @@ for step in "$@"; do
         # G2 2^24 round parameters with the larger window groups
         TAILN=16 run_step g2tune12_minpt 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_MINPT=64,32,128,64
         TAILN=16 run_step g2tune12_tps 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF_TPS=256,128,512,256 ;;
+    lsweep12)
+        # accumulation range length (read once per process) with the larger window groups
+        for l in 32 64 128 256; do
+            CUZK_GPU_MSM_L=$l TAILN=4 run_step lsweep12_g1_$l 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --reps 5
+            CUZK_GPU_MSM_L=$l TAILN=4 run_step lsweep12_g2_$l 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5
+        done ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;
