@@ -74,10 +74,13 @@ static bool red_inline(void)
     if (v < 0) v = env_variant("CUZK_GPU_MSM_RED_INL", 1, 1);
     return v == 1;
 }
-/* Points per range: G1 64, or 128 when a window group holds 2^27+ entries (H200, G1: 2^24
- * MSM 133.8 / 128.5 / 129.8 ms and 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128);
- * G2 128 (2^24: 470.8 / 466.3 / 454.0 ms). */
-template <class F> static uint32_t range_len(size_t m)
+/* Points per range, for n points in groups of m entries. G1 above 2^26 points 128 (H200,
+ * round 4, one window per sort: 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128); with the
+ * window groups of round 12 (2^27+ entries) 32 below that (L = 32 / 64 / 128 / 256: 2^24 95.71 /
+ * 96.68 / 96.86 / 97.52 ms, 2^26 331.47 / 332.21 / 333.07 / 335.18); 64 for small groups (round
+ * 4, 2^24 in groups of 2^26: 133.8 / 128.5 / 129.8). G2 64 with groups of up to 2^27 entries,
+ * 256 from 2^28 (2^24 in one group of 16 windows: 252.05 / 251.03 / 252.22 / 249.70). */
+template <class F> static uint32_t range_len(size_t n, size_t m)
 {
     static int v = -1;
     if (v < 0) {
@@ -87,7 +90,10 @@ template <class F> static uint32_t range_len(size_t m)
     }
     /* G2 64 since its rounds leave ~16-32 entries per bucket (round 9 sweep: 2^24 279.0 ->
      * 276.1 ms with the fifth round; with 128 the fifth round lost) */
-    return v ? (uint32_t)v : (sizeof(F) == 48 && m >= ((size_t)1 << 27)) ? 128u : 64u;
+    if (v) return (uint32_t)v;
+    if (sizeof(F) > 48) return m >= ((size_t)1 << 28) ? 256u : 64u;
+    if (n > ((size_t)1 << 26)) return 128u;
+    return m >= ((size_t)1 << 27) ? 32u : 64u;
 }
 
 template <class F> struct blk {
@@ -1075,7 +1081,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
 {
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = sizeof(d_xyzz<F>);
-    const size_t pieces = 2 * (m / range_len<F>(m) + 1);   /* head and tail per range */
+    const size_t pieces = 2 * (m / range_len<F>(n, m) + 1);   /* head and tail per range */
     /* batch-affine rounds (aff_reduce): points of rounds 1 and 2, prefix products, pairs,
      * bucket counts + offsets, scan storage (estimated) */
     const aff_plan ap = aff ? aff_rounds<F>(ctx, n, m, nb) : aff_plan{};
@@ -1330,7 +1336,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     uint32_t nb = g * B;
     const wr_plan wr = msm_runs<F>(B, g);
     const uint32_t S = wr.S, K = wr.K;
-    const uint32_t L = range_len<F>(m);
+    const uint32_t L = range_len<F>(n, m);
     size_t nthr = (size_t)m / L + 1;   /* ranges (threads), and head/tail pieces each */
 
     void *keys0, *keys1, *vals0, *vals1, *bstart, *bend, *partial, *buckets, *win, *small, *cubtmp;
