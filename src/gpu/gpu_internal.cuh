@@ -163,9 +163,6 @@ int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_sha
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
 int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
                 cudaStream_t st, struct cuzk_error *err);
-/* The same, left in bit-reversed order unless natural_out. */
-int gpu_ntt_dev_order(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
-                      bool natural_out, cudaStream_t st, struct cuzk_error *err);
 /* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); *h = the buffer that
  * holds h's coefficients on return (b by default, a with CUZK_GPU_H_REVSTORE=0); all three
  * are clobbered. */

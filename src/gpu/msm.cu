@@ -78,8 +78,9 @@ static bool red_inline(void)
  * round 4, one window per sort: 2^27 873.6 / 859.9 / 845.4 ms for L = 32 / 64 / 128); with the
  * window groups of round 12 (2^27+ entries) 32 below that (L = 32 / 64 / 128 / 256: 2^24 95.71 /
  * 96.68 / 96.86 / 97.52 ms, 2^26 331.47 / 332.21 / 333.07 / 335.18); 64 for small groups (round
- * 4, 2^24 in groups of 2^26: 133.8 / 128.5 / 129.8). G2 64 with groups of up to 2^27 entries,
- * 256 from 2^28 (2^24 in one group of 16 windows: 252.05 / 251.03 / 252.22 / 249.70). */
+ * 4, 2^24 in groups of 2^26: 133.8 / 128.5 / 129.8). G2 64 with groups of up to 2^27 entries
+ * (round 9: its rounds leave ~16-32 entries per bucket, and with 128 the fifth round lost), 256
+ * from 2^28 (2^24 in one group of 16 windows: 252.05 / 251.03 / 252.22 / 249.70). */
 template <class F> static uint32_t range_len(size_t n, size_t m)
 {
     static int v = -1;
@@ -88,8 +89,6 @@ template <class F> static uint32_t range_len(size_t n, size_t m)
         int x = e && e[0] ? atoi(e) : 0;
         v = x >= 8 && x <= 1024 ? x : 0;
     }
-    /* G2 64 since its rounds leave ~16-32 entries per bucket (round 9 sweep: 2^24 279.0 ->
-     * 276.1 ms with the fifth round; with 128 the fifth round lost) */
     if (v) return (uint32_t)v;
     if (sizeof(F) > 48) return m >= ((size_t)1 << 28) ? 256u : 64u;
     if (n > ((size_t)1 << 26)) return 128u;

@@ -650,32 +650,14 @@ static void transform_muls(const struct gpu_ctx *ctx, unsigned lg, bool inverse,
     }
 }
 
-int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
-                cudaStream_t st, struct cuzk_error *err)
+/* One transform of v. out NULL: in place, left bit-reversed unless natural_out (then the
+ * bit-reversal pass); out non-NULL: out of place into out in natural order, the bit reversal
+ * folded into the last pass's stores (tile_of's rev), v clobbered. */
+static int ntt_run(struct gpu_ctx *ctx, dfr *v, dfr *out, unsigned lg, bool inverse, bool coset,
+                   bool natural_out, cudaStream_t st, struct cuzk_error *err)
 {
-    return gpu_ntt_dev_order(ctx, v, lg, inverse, coset, true, st, err);
-}
-
-int gpu_ntt_dev_order(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
-                      bool natural_out, cudaStream_t st, struct cuzk_error *err)
-{
-    if (lg == 0) return CUZK_OK;   /* a 1-point transform (and its coset) is the identity */
-    int rc = gpu_ntt_prepare(ctx, lg, err);
-    if (rc) return rc;
-    pass_mul pre, post;
-    transform_muls(ctx, lg, inverse, coset, &pre, &post);
-    rc = run_passes(ctx, v, lg, false, inverse, pre, post, st, err);
-    if (!rc && natural_out) rc = bitrev(v, lg, st, err);
-    return rc;
-}
-
-/* Out of place, natural order in and out: the bit reversal is folded into the last pass's
- * stores (tile_of's rev), so there is no bit-reversal pass; in is clobbered. */
-static int gpu_ntt_dev_oop(struct gpu_ctx *ctx, dfr *in, dfr *out, unsigned lg, bool inverse, bool coset,
-                           cudaStream_t st, struct cuzk_error *err)
-{
-    if (lg == 0) {
-        CK(cudaMemcpyAsync(out, in, sizeof(dfr), cudaMemcpyDeviceToDevice, st));
+    if (lg == 0) {   /* a 1-point transform (and its coset) is the identity */
+        if (out) CK(cudaMemcpyAsync(out, v, sizeof(dfr), cudaMemcpyDeviceToDevice, st));
         return CUZK_OK;
     }
     int rc = gpu_ntt_prepare(ctx, lg, err);
@@ -683,7 +665,15 @@ static int gpu_ntt_dev_oop(struct gpu_ctx *ctx, dfr *in, dfr *out, unsigned lg, 
     pass_mul pre, post;
     transform_muls(ctx, lg, inverse, coset, &pre, &post);
     post.out = out;
-    return run_passes(ctx, in, lg, false, inverse, pre, post, st, err);
+    rc = run_passes(ctx, v, lg, false, inverse, pre, post, st, err);
+    if (!rc && !out && natural_out) rc = bitrev(v, lg, st, err);
+    return rc;
+}
+
+int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
+                cudaStream_t st, struct cuzk_error *err)
+{
+    return ntt_run(ctx, v, NULL, lg, inverse, coset, true, st, err);
 }
 
 /* The h pipeline's unshift: g^-rev(j) / (N Z) at bit-reversed position j (coset table 6). */
@@ -833,8 +823,7 @@ extern "C" int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, 
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
     CK(cudaMemcpyAsync(d, v, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-    if (oop) rc = gpu_ntt_dev_oop(ctx, (dfr *)d, (dfr *)o, lg, inverse, coset, st, err);
-    else rc = gpu_ntt_dev(ctx, (dfr *)d, lg, inverse, coset, st, err);
+    rc = ntt_run(ctx, (dfr *)d, (dfr *)o, lg, inverse, coset, true, st, err);
     if (rc) return rc;
     CK(cudaMemcpyAsync(v, oop ? o : d, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
@@ -892,8 +881,7 @@ static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, int
     CK(cudaEventCreate(&e1));
     for (int r = -1; r < reps && !rc; r++) {
         CK(cudaEventRecord(e0, st));
-        if (order == 2) rc = gpu_ntt_dev_oop(ctx, (dfr *)d, (dfr *)o, lg, false, false, st, err);
-        else rc = gpu_ntt_dev_order(ctx, (dfr *)d, lg, false, false, order == 0, st, err);
+        rc = ntt_run(ctx, (dfr *)d, (dfr *)o, lg, false, false, order == 0, st, err);
         CK(cudaEventRecord(e1, st));
         double t = 0;
         if (!rc) rc = time_ms(e0, e1, &t, err);

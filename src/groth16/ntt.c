@@ -31,7 +31,7 @@ struct pow_ctx {
     fr_t *v;
     const fr_t *base, *mul;   /* v[i] *= mul * base^i (mul NULL = 1); v NULL: fill tw */
     fr_t *fill;
-    const fr_t *sub;          /* non-NULL: then v[i] -= sub[i] */
+    const fr_t *sub;          /* non-NULL: then v[i] -= sub[i] * mul (mul non-NULL) */
 };
 
 static void pow_range(void *ctx, size_t begin, size_t end, unsigned worker)
@@ -45,7 +45,11 @@ static void pow_range(void *ctx, size_t begin, size_t end, unsigned worker)
     for (size_t i = begin; i < end; i++) {
         if (c->fill) c->fill[i] = cur;
         else fr_mul(&c->v[i], &c->v[i], &cur);
-        if (c->sub) fr_sub(&c->v[i], &c->v[i], &c->sub[i]);
+        if (c->sub) {
+            fr_t t;
+            fr_mul(&t, &c->sub[i], c->mul);
+            fr_sub(&c->v[i], &c->v[i], &t);
+        }
         fr_mul(&cur, &cur, c->base);
     }
 }
@@ -57,7 +61,7 @@ static void scale_powers(fr_t *v, size_t n, const fr_t *base, const fr_t *mul, s
     pool_parallel_for(pool, n, GRAIN, pow_range, &c);
 }
 
-/* v[i] = v[i] * mul * base^i - sub[i] for i < n. */
+/* v[i] = (v[i] * base^i - sub[i]) * mul for i < n. */
 static void scale_powers_sub(fr_t *v, size_t n, const fr_t *base, const fr_t *mul, const fr_t *sub,
                              struct pool *pool)
 {
@@ -304,11 +308,10 @@ void g16_compute_h(fr_t *a, fr_t *b, fr_t *c, unsigned lg, struct pool *pool)
         scale_powers(x[i], n, &FR_GENERATOR, &ninv, pool);
         ntt_forward(x[i], lg, tw, pool);
     }
-    ntt_inverse_unscaled(c, lg, tw, pool);
-    scale_powers(c, n, &one, &k, pool);                     /* c's coefficients / Z */
+    ntt_inverse_unscaled(c, lg, tw, pool);                  /* N times c's coefficients */
     struct h_ctx hc = {a, b};
     pool_parallel_for(pool, n, GRAIN, h_pointwise, &hc);
     ntt_inverse_unscaled(a, lg, tw, pool);
-    scale_powers_sub(a, n, &ginv, &k, c, pool);            /* g^-i / (N Z), minus c / Z */
+    scale_powers_sub(a, n, &ginv, &k, c, pool);            /* (a g^-i - c) / (N Z) */
     cuzk_free(tw);
 }
