@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b | round13
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -326,6 +326,17 @@ for step in "$@"; do
         TAILN=8 run_step final12b_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5
         TAILN=8 run_step final12b_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --lg 25 --reps 5
         CUZK_GPU_MSM_L=64 TAILN=8 run_step final12b_g2_l64 300 "$BENCH" gpu-msm --g 2 --lg 24 --lg 25 --reps 5 ;;
+    round13)
+        # session 11: round outputs hold the prefix products (no prefix buffer), exact CUB
+        # scratch in the plan: MSM tests, kernels, and the prove with every MSM's plan traced
+        run_step test_msm 300 "$B/tests/gpu/test_msm"
+        run_step test_prove 300 "$B/tests/gpu/test_prove"
+        TAILN=8 run_step round13_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5
+        TAILN=8 run_step round13_g2 300 "$BENCH" gpu-msm --g 2 --lg 24 --reps 5
+        TAILN=4 run_step round13_sum 300 "$BENCH" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
+        CUZK_GPU_MSM_TRACE=1 TAILN=8 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6}
+        note "H plans: $(grep 'msm plan: G1 n=134217727' "$OUT/porep27_pipeline.log" | sed 's/ free=.*//' | sort | uniq -c | tr '\n' '|')"
+        note "$(grep 'device buffer' "$OUT/porep27_pipeline.log" | tail -1)" ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;

@@ -754,7 +754,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
                lg, (unsigned long long)rows, PL_INPUTS, (unsigned long long)na, gib(key_b), pinned == 1 ? " (pinned)" : pinned == 2 ? " (registered)" : "",
                gib(shape_b), gib(wit_b), gib(host), gib(phys));
         printf("GPU memory (estimate): resident key %.1f GiB + shape %.1f + witness %.1f + NTT 3 x %.1f + MSM scratch; "
-               "streamed: 2 x %.1f GiB key buffers instead of the key\n",
+               "streamed: 2-3 x %.1f GiB key buffers instead of the key\n",
                gib(key_b), gib(shape_b), gib(wit_b), gib((double)N * 32), gib((double)N * sizeof(g1_aff_t)));
         fflush(stdout);
         if (host > 0.85 * phys && !force) {

@@ -39,7 +39,8 @@ enum gpu_slot {
     /* 0/1 split and prover */
     SL_ONES, SL_FLAGS, SL_TAIL_IDX, SL_TAIL_SC, SL_SUM_PART, SL_W, SL_STREAM_BASES,
     SL_EXTRA, SL_RESULTS, SL_BENCH0, SL_BENCH1, SL_POS, SL_HEAVY, SL_NUM,
-    SL_STREAM_BASES2,   /* second buffer of the double-buffered streamed key */
+    SL_STREAM_BASES2,   /* second and third buffers of the streamed key */
+    SL_STREAM_BASES3,
     /* batch-affine MSM rounds: reduced points (ping-pong), prefix products, per-bucket
      * pair counts and output offsets, CUB scan storage, each output's pair of point values */
     SL_AFF_PTS0, SL_AFF_PTS1, SL_AFF_PRE, SL_AFF_CNT, SL_AFF_CUB, SL_AFF_PAIR,

@@ -4,6 +4,7 @@
 #include <cub/cub.cuh>
 #include <type_traits>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1072,8 +1073,37 @@ static int scratch_avail(struct gpu_ctx *ctx, size_t *avail, struct cuzk_error *
     return CUZK_OK;
 }
 
+/* Key bits of a sort of g windows of 2^(c-1) buckets (key = window * B + |d| - 1). */
+static unsigned sort_end_bit(unsigned c, unsigned g)
+{
+    unsigned end_bit = c - 1;
+    for (unsigned gg = g; gg; gg >>= 1) end_bit++;
+    return end_bit > 32 ? 32 : end_bit;
+}
+
+/* CUB's temporary storage (size queries: CUB touches no memory when the storage pointer is
+ * NULL; 0 if CUB reports an error, which the call itself then reports): for sorting m
+ * (key, value) pairs of sort_end_bit(c, g) bits, and for the exclusive scan of nb counts of
+ * the batch-affine rounds. Exact sizes matter beyond the bytes: the plan re-queries free
+ * memory (and may shrink the group) whenever a slot is smaller than its estimate, so an
+ * over-estimate made every steady-state MSM re-plan against the memory reserve. */
+static size_t sort_tmp_bytes(size_t m, unsigned c, unsigned g)
+{
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> dk(NULL, NULL), dv(NULL, NULL);
+    if (cub::DeviceRadixSort::SortPairs(NULL, bytes, dk, dv, (int)m, 0, (int)sort_end_bit(c, g)) != cudaSuccess)
+        return 0;
+    return bytes;
+}
+static size_t scan_tmp_bytes(size_t nb)
+{
+    size_t bytes = 0;
+    if (cub::DeviceScan::ExclusiveSum(NULL, bytes, (uint32_t *)NULL, (uint32_t *)NULL, (int)nb) != cudaSuccess) return 0;
+    return bytes;
+}
+
 /* Scratch the MSM still has to allocate for window c with g windows per group (slots already
- * large enough cost nothing; CUB's temporary storage is estimated at 8 bytes per key). */
+ * large enough cost nothing). */
 template <class F>
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, unsigned g, unsigned W, bool aff,
                               bool planes)
@@ -1091,9 +1121,9 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, (nb + msm_runs<F>((uint32_t)B, g).points) * X * bucket_sets<F>(n, W, g)},
         {SL_WIN, (size_t)W * X},
-        {SL_CUB, m * 8},
+        {SL_CUB, sort_tmp_bytes(m ? m : 1, c, g)},
         {SL_AFF_PTS0, o1 * sizeof(d_aff<F>)}, {SL_AFF_PTS1, o2 * sizeof(d_aff<F>)}, {SL_AFF_PRE, o1 * sizeof(F)},
-        {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? ab + ((size_t)1 << 20) : 0},
+        {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? scan_tmp_bytes(nb) : 0},
         {SL_PLANES, planes ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
     };
     return slots_extra(ctx, need, sizeof need / sizeof need[0]);
@@ -1144,7 +1174,9 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         if (rc) return rc;
     }
     /* (extra 0: the slots are already that large, the memory is taken) */
-    auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < GPU_MSM_RESERVE); };
+    /* CUZK_GPU_MSM_RESERVE_GB (0..64) overrides the reserve (measurement hook) */
+    const size_t reserve = (size_t)env_int("CUZK_GPU_MSM_RESERVE_GB", (int)(GPU_MSM_RESERVE >> 30), 0, 64) << 30;
+    auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < reserve); };
     while (over()) {
         if (g > g_base) {
             g = (g + 1) / 2 > g_base ? (g + 1) / 2 : g_base;
@@ -1171,6 +1203,13 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
     ctx->msm_last_g = g;
     ctx->msm_last_aff = 0;   /* set by the first window group */
     ctx->msm_last_planes = *planes_out;
+    /* CUZK_GPU_MSM_TRACE=1: the plan of every MSM on stderr (which group the prover's MSMs
+     * get beside its other buffers; free and new scratch are 0 when the scratch already
+     * sufficed, so no memory query was made) */
+    if (env_int("CUZK_GPU_MSM_TRACE", 0, 0, 1))
+        fprintf(stderr, "cuzk gpu msm plan: %s n=%zu c=%u W=%u g=%u aff=%d planes=%d free=%.1f GiB new scratch=%.1f GiB\n",
+                sizeof(F) > 48 ? "G2" : "G1", n, c, W, g, (int)aff, (int)*planes_out, avail / 1073741824.0,
+                extra / 1073741824.0);
     return CUZK_OK;
 }
 
@@ -1371,16 +1410,8 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (rc) return rc;
 
     /* CUB temp storage for the sort */
-    size_t sort_bytes = 0;
-    unsigned end_bit = (c - 1);
-    { unsigned gg = g; while (gg) { end_bit++; gg >>= 1; } }
-    if (end_bit > 32) end_bit = 32;
-    {
-        cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
-        cub::DoubleBuffer<uint32_t> dv((uint32_t *)vals0, (uint32_t *)vals1);
-        CK(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, dk, dv, (int)mm, 0, (int)end_bit, st));
-    }
-    rc = gpu_scratch(ctx, SL_CUB, sort_bytes, &cubtmp, err);
+    const unsigned end_bit = sort_end_bit(c, g);
+    rc = gpu_scratch(ctx, SL_CUB, sort_tmp_bytes(mm, c, g), &cubtmp, err);
     if (rc) return rc;
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 

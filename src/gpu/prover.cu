@@ -99,7 +99,7 @@ static int split_msm(struct gpu_ctx *ctx, void *out, const d_aff<F> *bases, cons
 }
 
 /* ---- streamed key: a helper thread uploads the five key vectors in proof order (h, l, a,
- * b_g1, b_g2) into nbuf device buffers on ctx->up_st; vector k goes to buffer k % nbuf once
+ * b_g1, b_g2) into nbuf (1..3) device buffers on ctx->up_st; vector k goes to buffer k % nbuf once
  * vector k - nbuf has been consumed. Pageable host memory goes through the two pinned staging
  * chunks (memcpy into chunk j % 2 while chunk j - 1 is in DMA); pinned host memory is copied
  * directly. Hand-over is host-side (mutex + condition): the prover thread synchronises its
@@ -110,7 +110,7 @@ struct streamer {
     struct gpu_ctx *ctx;
     void *host[NVEC];
     size_t bytes[NVEC];
-    void *dev[2];
+    void *dev[3];
     int nbuf;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -172,7 +172,20 @@ static void *streamer_main(void *arg)
     return NULL;
 }
 
-/* Allocate the buffers (two if VRAM allows, else one) and start the helper thread. */
+/* Buffers the streamer may take: CUZK_GPU_STREAM_BUFS=1..3 (default 3; fewer: tests and
+ * measurements). */
+static int stream_bufs_max(void)
+{
+    const char *e = getenv("CUZK_GPU_STREAM_BUFS");
+    int v = e && e[0] ? atoi(e) : 3;
+    return v >= 1 && v <= 3 ? v : 3;
+}
+
+/* Allocate the buffers and start the helper thread. Two buffers if VRAM allows, else one; a
+ * third once the context has proved (its working memory is then at its steady size) and 6 GiB
+ * stay free beside it (a second witness buffer and a spare): with three, vector k + 2 uploads
+ * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB, ~230 ms over PCIe 5)
+ * arrives during the H MSM instead of waiting behind the much shorter L MSM. */
 static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
                           struct cuzk_error *err)
 {
@@ -182,17 +195,26 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
     size_t mx = 16;
     for (int k = 0; k < NVEC; k++)
         if (sm->bytes[k] > mx) mx = sm->bytes[k];
+    const int maxb = stream_bufs_max();
     int rc = gpu_stream_prepare(ctx, err);
     if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
     if (rc) return rc;
-    sm->nbuf = 2;
-    rc = gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err);
+    sm->nbuf = 1;
+    rc = maxb > 1 ? gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err) : CUZK_E_GPU_NOMEM;
     if (rc == CUZK_E_GPU_NOMEM) {
-        sm->nbuf = 1;   /* no room for a second buffer: upload after each MSM instead */
-        sm->dev[1] = sm->dev[0];
-        if (err) cuzk_error_clear(err);
+        if (err) cuzk_error_clear(err);   /* no room for a second buffer: upload after each MSM */
     } else if (rc) {
         return rc;
+    } else {
+        sm->nbuf = 2;
+    }
+    pthread_mutex_lock(&ctx->wit_mu);
+    const bool warm = ctx->proofs > 0;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    if (sm->nbuf == 2 && maxb > 2 && warm) {
+        const size_t spare = (size_t)6 << 30;
+        if (ctx->slot_size[SL_STREAM_BASES3] >= mx || gpu_mem_check(ctx, mx + spare, "streamed key", NULL) == CUZK_OK)
+            if (gpu_scratch(ctx, SL_STREAM_BASES3, mx, &sm->dev[2], NULL) == CUZK_OK) sm->nbuf = 3;
     }
     pthread_mutex_init(&sm->mu, NULL);
     pthread_cond_init(&sm->cv, NULL);
