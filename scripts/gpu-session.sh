@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b | round13
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b | round13 | final13 | check13 | check13b
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -337,6 +337,30 @@ for step in "$@"; do
         CUZK_GPU_MSM_TRACE=1 TAILN=8 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6}
         note "H plans: $(grep 'msm plan: G1 n=134217727' "$OUT/porep27_pipeline.log" | sed 's/ free=.*//' | sort | uniq -c | tr '\n' '|')"
         note "$(grep 'device buffer' "$OUT/porep27_pipeline.log" | tail -1)" ;;
+    final13)
+        # session 11 close: the whole GPU suite, memcheck over the prover tests (third streamed
+        # key buffer), and G1 batch-affine rounds one above the defaults (never measured there)
+        for t in test_ntt test_msm test_prove; do run_step $t 300 "$B/tests/gpu/$t"; done
+        note "tests: $(cat "$OUT"/test_*.log | grep -c '^PASS') PASS, $(cat "$OUT"/test_*.log | grep -c '^FAIL') FAIL"
+        if command -v compute-sanitizer > /dev/null; then
+            run_step sanitize_prove 240 compute-sanitizer --tool memcheck --show-backtrace host "$B/tests/gpu/test_prove"
+            note "sanitize: $(grep -cE 'Program hit|Invalid' "$OUT/sanitize_prove.log") findings, $(grep -c '^PASS' "$OUT/sanitize_prove.log") PASS"
+        fi
+        TAILN=4 run_step aff13_24 300 "$BENCH" gpu-msm --g 1 --lg 24 --reps 5 --vary CUZK_GPU_MSM_AFF=3,4,3,4
+        TAILN=8 run_step aff13_27 300 "$BENCH" gpu-msm --g 1 --lg 26 --lg 27 --reps 5 --vary CUZK_GPU_MSM_AFF=4,5,4,5 ;;
+    check13)
+        # five G1 rounds above 2^25 points: MSM tests (five forced on small MSMs), kernels, prove
+        run_step test_msm 300 "$B/tests/gpu/test_msm"
+        run_step test_prove 300 "$B/tests/gpu/test_prove"
+        TAILN=8 run_step check13_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 25 --lg 26 --lg 27 --reps 5
+        TAILN=8 run_step porep27_pipeline 560 "$BENCH" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6} ;;
+    check13b)
+        # regrown scratch counted net in the plan: MSM tests, then sizes in the order that
+        # made the plan shrink (2^25 before 2^26 and 2^27 on one context) and the usual order
+        run_step test_msm 300 "$B/tests/gpu/test_msm"
+        CUZK_GPU_MSM_TRACE=1 TAILN=8 run_step check13b_hist 300 "$BENCH" gpu-msm --g 1 --lg 25 --lg 26 --lg 27 --reps 5
+        note "plans: $(grep 'msm plan' "$OUT/check13b_hist.log" | sed 's/ free=.*//' | sort | uniq -c | tr '\n' '|')"
+        TAILN=8 run_step check13b_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5 ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;

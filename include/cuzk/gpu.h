@@ -90,6 +90,9 @@ bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx);
 unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx);
 /* Whether the last MSM took its digits from plain-scalar word planes (one window per sort). */
 bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx);
+/* Bytes of GPU working memory (scratch buffers: NTT, MSM, witness staging and streamed-key
+ * buffers) this context holds; they grow on demand and are kept until gpu_ctx_free. */
+size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx);
 
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same

@@ -412,6 +412,13 @@ extern "C" bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx)
     return ctx ? ctx->msm_last_planes : false;
 }
 
+extern "C" size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx)
+{
+    size_t t = 0;
+    for (int s = 0; ctx && s < SL__COUNT; s++) t += ctx->slot[s] ? ctx->slot_size[s] : 0;
+    return t;
+}
+
 extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -976,8 +976,8 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
 }
 
 /* Batch-affine rounds before the accumulation (k_aff_round): CUZK_GPU_MSM_AFF=R rounds for G1,
- * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G1_LARGE, CZ_AFF_G2 / CZ_AFF_G2_LARGE
- * by size); a round runs only while its outputs give every thread at least
+ * CUZK_GPU_MSM_AFF2 for G2 (defaults CZ_AFF_G1 / CZ_AFF_G1_LARGE / CZ_AFF_G1_HUGE, CZ_AFF_G2 /
+ * CZ_AFF_G2_LARGE by size); a round runs only while its outputs give every thread at least
  * CUZK_GPU_MSM_AFF_MINPT pairs (default 128 for G1, 64 for G2) on at least 256 threads; threads per round are
  * min(SMs x CUZK_GPU_MSM_AFF_TPS (default 512 for G1, 256 for G2: one wave), outputs / MINPT). Read at every MSM (the
  * tests switch them). */
@@ -985,12 +985,17 @@ template <class F> static wr_plan msm_runs(uint32_t B, unsigned g)
  * once): 3 rounds up to 2^24 points (2^21 17.35 against 18.29 with 4; 2^22 27.97 against 28.32
  * with 2; 2^24 96.87 against 98.66 with 2), 4 above (2^25 175.70 -> 173.73, 2^26 335.91 ->
  * 333.74, 2^27 649.70 -> 644.92 ms from 3 to 4). Before round 12 (2^26 keys per sort) a third
- * round lost at 2^24 and paid only above 2^25. */
+ * round lost at 2^24 and paid only above 2^25. Round 13: a fifth above 2^25 points (2^26 331.9
+ * / 331.7 -> 331.0 / 330.8, 2^27 644.2 / 644.7 -> 640.5 / 640.5 ms, in one process; 2^24 keeps 3:
+ * 95.8 against 96.0 with 4). */
 #ifndef CZ_AFF_G1
 #define CZ_AFF_G1 3
 #endif
 #ifndef CZ_AFF_G1_LARGE
 #define CZ_AFF_G1_LARGE 4
+#endif
+#ifndef CZ_AFF_G1_HUGE
+#define CZ_AFF_G1_HUGE 5
 #endif
 /* G2 (H200, round 9, norm inversion, accumulation ranges of 64, MINPT 64; 3 / 4 / 5 rounds):
  * 2^20 31.24 / 29.77 / 30.82 ms, 2^21 48.85 / 47.80 / 47.20, 2^22 78.08 / 78.44 / 77.75,
@@ -1024,6 +1029,7 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     /* H200: G1 2^20 12.7 -> 13.2 ms with one round, 2^22 35.2 -> 32.5 ms with two */
     if (n < (size_t)env_int("CUZK_GPU_MSM_AFF_MIN_N", g2 ? 1 << 20 : 1 << 21, 0, 1 << 30)) return a;
     const int rdef = g2 ? (n > ((size_t)1 << 23) ? CZ_AFF_G2_LARGE : CZ_AFF_G2)
+                        : n > ((size_t)1 << 25) ? CZ_AFF_G1_HUGE
                         : n > ((size_t)1 << 24) ? CZ_AFF_G1_LARGE : CZ_AFF_G1;
     const unsigned R = (unsigned)env_int(g2 ? "CUZK_GPU_MSM_AFF2" : "CUZK_GPU_MSM_AFF", rdef, 0, 8);
     /* G2 64 (round 9 sweep: with 64 the last round of a size gets its full wave of threads) */
@@ -1043,7 +1049,11 @@ template <class F> static aff_plan aff_rounds(const struct gpu_ctx *ctx, size_t 
     return a;
 }
 
-/* Bytes of the slots in need[] that are smaller than asked for (a slot regrows whole). */
+/* New GPU memory the slots in need[] take: a slot smaller than asked for regrows, and
+ * gpu_scratch frees the old buffer before it allocates the new one, so it costs the difference.
+ * (Counting the whole new size made the plan think memory was short after a smaller MSM on the
+ * same context: a 2^27 G1 MSM after a 2^25 one sorted 2 windows at a time instead of 4, 662
+ * against 640 ms on the H200.) */
 struct slot_need {
     enum gpu_slot s;
     size_t bytes;
@@ -1051,8 +1061,10 @@ struct slot_need {
 static size_t slots_extra(const struct gpu_ctx *ctx, const slot_need *need, size_t count)
 {
     size_t extra = 0;
-    for (size_t i = 0; i < count; i++)
-        if (need[i].bytes > ctx->slot_size[need[i].s]) extra += need[i].bytes;
+    for (size_t i = 0; i < count; i++) {
+        const size_t have = ctx->slot[need[i].s] ? ctx->slot_size[need[i].s] : 0;
+        if (need[i].bytes > have) extra += need[i].bytes - have;
+    }
     return extra;
 }
 

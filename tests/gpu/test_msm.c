@@ -1,5 +1,6 @@
 /* test_msm.c: GPU G1/G2 MSM and 0/1 bitmap sums, bit-exact (same affine point) against the
  * CPU library (g1_msm, g2_msm, g1_sum_bitmap, g2_sum_bitmap) on fresh random inputs. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,6 +391,42 @@ TEST(msm_plan_shrinks_to_fit_memory)
     unsetenv("CUZK_GPU_MSM_MEM_CAP");
 }
 
+/* A context that already holds the scratch of a smaller MSM pays only the growth of its
+ * buffers for a larger one (gpu_scratch frees a buffer before regrowing it), so the plan must
+ * count the difference, not the whole size: under a cap between the two (CUZK_GPU_MSM_MEM_CAP),
+ * a fresh context shrinks its plan for a 2^16 MSM, and a context that ran a 2^15 MSM first
+ * keeps the full one. Exact either way. */
+TEST(msm_plan_counts_regrown_scratch_net)
+{
+    const size_t n = 65536;
+    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    check_g1(ctx, n, SC_RANDOM, false);
+    unsigned c0, g0, c, g;
+    gpu_ctx_msm_plan(ctx, &c0, &g0);
+    const size_t full = gpu_ctx_scratch_bytes(ctx);
+    gpu_ctx_free(ctx);
+    ctx = gpu_test_ctx();
+    check_g1(ctx, n / 2, SC_RANDOM, false);
+    const size_t half = gpu_ctx_scratch_bytes(ctx);
+    ASSERT_MSG(half > full / 4 && half < full, "scratch after 2^15: %zu, after 2^16: %zu", half, full);
+    /* free memory seen: the 64 MiB margin + half the 2^16 MSM's scratch (which is ~50 MB at
+     * 2^16: the whole of it does not fit, its growth over the 2^15 MSM's does) */
+    char cap[32];
+    snprintf(cap, sizeof cap, "%zu", ((size_t)64 << 20) + full / 2);
+    setenv("CUZK_GPU_MSM_MEM_CAP", cap, 1);
+    check_g1(ctx, n, SC_RANDOM, true);
+    gpu_ctx_msm_plan(ctx, &c, &g);
+    ASSERT_MSG(c == c0 && g == g0, "after 2^15, cap %s: plan c=%u g=%u, want the full c=%u g=%u", cap, c, g, c0, g0);
+    gpu_ctx_free(ctx);
+    ctx = gpu_test_ctx();
+    check_g1(ctx, n, SC_RANDOM, true);
+    gpu_ctx_msm_plan(ctx, &c, &g);
+    ASSERT_MSG(c < c0 || g < g0, "fresh context, cap %s: plan c=%u g=%u did not shrink", cap, c, g);
+    gpu_ctx_free(ctx);
+    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+}
+
 /* Window groups above the base of 2^26 keys (here lowered to 2^18 by the test hook
  * CUZK_GPU_MSM_SORT_BASE_LG, so that a 2^16 MSM has a base of 4 windows per sort) are taken only
  * while 8 GiB stay free beside them: with ~4 GB free (CUZK_GPU_MSM_MEM_CAP) the plan stays at the
@@ -424,11 +461,12 @@ TEST(msm_batch_affine_rounds_match_cpu)
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *minpt[] = {"2", "7"};
     /* k = 0, 1: one inversion per block (block_inv, the default) and G2's over the norms;
-     * k = 2: one per thread, G2's over the Fp2 denominators; k = 0: four G2 rounds */
+     * k = 2: one per thread, G2's over the Fp2 denominators; k = 0: five G1 rounds (the
+     * default above 2^25 points) and four G2 rounds */
     for (int k = 0; k < 3; k++) {
         setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
         setenv("CUZK_GPU_MSM_AFF_NORM", k == 2 ? "0" : "1", 1);
-        setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : "3", 1);
+        setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : k == 0 ? "5" : "3", 1);
         setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 ? "4" : "2", 1);
         setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
         setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
