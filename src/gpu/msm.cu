@@ -1272,8 +1272,7 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
     if (!rc) rc = gpu_scratch(ctx, SL_AFF_PAIR, ap.out[0] * sizeof(uint2), &pairs, err);
     if (rc) return rc;
     uint32_t *d_cnt = (uint32_t *)cnt, *d_ost = d_cnt + nbg;
-    size_t scan_bytes = 0;
-    CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, d_cnt, d_ost, (int)nbg, st));
+    const size_t scan_bytes = scan_tmp_bytes(nbg);
     rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
     if (rc) return rc;
     const unsigned TB = 256;
@@ -1559,8 +1558,7 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     int rc = gpu_scratch(ctx, SL_AFF_CNT, (2 * (size_t)nw + 2) * 4, &cnt, err);
     if (rc) return rc;
     uint32_t *d_cnt = (uint32_t *)cnt, *d_off = d_cnt + nw, *d_m = d_off + nw, *d_v = d_m + 1;
-    size_t scan_bytes = 0;
-    CK(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, d_cnt, d_off, (int)nw, st));
+    size_t scan_bytes = scan_tmp_bytes(nw);
     rc = gpu_scratch(ctx, SL_AFF_CUB, scan_bytes, &cubt, err);
     if (rc) return rc;
     k_popc_words<<<gpu_div_up(nw, TB), TB, 0, st>>>(d_cnt, bitmap, (uint32_t)n);

@@ -199,14 +199,12 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
     int rc = gpu_stream_prepare(ctx, err);
     if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
     if (rc) return rc;
-    sm->nbuf = 1;
-    rc = maxb > 1 ? gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err) : CUZK_E_GPU_NOMEM;
-    if (rc == CUZK_E_GPU_NOMEM) {
-        if (err) cuzk_error_clear(err);   /* no room for a second buffer: upload after each MSM */
-    } else if (rc) {
-        return rc;
-    } else {
-        sm->nbuf = 2;
+    sm->nbuf = 1;   /* without a second buffer: upload after each MSM */
+    if (maxb > 1) {
+        rc = gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err);
+        if (!rc) sm->nbuf = 2;
+        else if (rc != CUZK_E_GPU_NOMEM) return rc;
+        else if (err) cuzk_error_clear(err);
     }
     pthread_mutex_lock(&ctx->wit_mu);
     const bool warm = ctx->proofs > 0;
