@@ -8,7 +8,7 @@
 #           final | csweep | sanitize | cmp | cmp-ntt (BASE=baseline build) | fieldmix | aff-sweep | ntt-reg | ncu-stalls |
 #           pipeline27 | pipeline27-pageable | csweep8 | aff-tune8 | round9 | g2-tune9 | g1-joint9 |
 #           sum10 | porep-sum10 | round10 | fmul11 | round11 | porep27-res | porep27-res-base |
-#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b | round13 | final13 | check13 | check13b
+#           round12 | porep27-h6 | round12b | porep27-rev | ntt12c | gsweep12 | sortlg12 | round12d | aff12 | final12 | csweep12 | g2tune12 | lsweep12 | final12b | round13 | final13 | check13 | check13b | round14
 # Every step logs to $OUT/<step>.log (OUT defaults to ./gpu-out); the summary is printed last.
 set -u
 B=${1:?build folder}
@@ -361,6 +361,13 @@ for step in "$@"; do
         CUZK_GPU_MSM_TRACE=1 TAILN=8 run_step check13b_hist 300 "$BENCH" gpu-msm --g 1 --lg 25 --lg 26 --lg 27 --reps 5
         note "plans: $(grep 'msm plan' "$OUT/check13b_hist.log" | sed 's/ free=.*//' | sort | uniq -c | tr '\n' '|')"
         TAILN=8 run_step check13b_g1 300 "$BENCH" gpu-msm --g 1 --lg 24 --lg 26 --lg 27 --reps 5 ;;
+    round14)
+        # the MSMs' sort buffers lent by the h pipeline's idle vectors: MSM and prover tests, then
+        # the 2^27 prove without and with the loan in one process (every plan traced)
+        for t in test_msm test_prove; do run_step "$t" 300 "$B/tests/gpu/$t"; done
+        CUZK_GPU_MSM_TRACE=1 TAILN=8 run_step porep27_loan 540 "$BENCH" gpu-prove --porep-like 27 --key resident \
+            --pinned 2 --reps 3 --vary CUZK_GPU_MSM_LOAN=0,1
+        note "plans: $(grep 'msm plan' "$OUT/porep27_loan.log" | sed 's/ new scratch=.*//' | sort | uniq -c | tr '\n' '|')" ;;
     porep27-rev)
         run_step porep27_rev 540 "$BENCH" gpu-prove --porep-like 27 --key resident --pinned 2 --reps 3 \
             --vary CUZK_GPU_H_REVSTORE=0,1,0,1 ;;

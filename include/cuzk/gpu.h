@@ -93,6 +93,9 @@ bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx);
 /* Bytes of GPU working memory (scratch buffers: NTT, MSM, witness staging and streamed-key
  * buffers) this context holds; they grow on demand and are kept until gpu_ctx_free. */
 size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx);
+/* Scratch requests of the prover's MSMs served from its idle h-pipeline buffers instead of
+ * scratch of their own, since the context was made (0 when none were large enough). */
+uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx);
 
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same

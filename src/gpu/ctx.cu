@@ -237,6 +237,11 @@ extern "C" int gpu_alloc_probe(struct gpu_ctx *ctx, size_t bytes, struct cuzk_er
 int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
                 struct cuzk_error *err)
 {
+    if (ctx->loan[s] && ctx->loan_size[s] >= bytes) {
+        *out = ctx->loan[s];
+        ctx->loans_taken++;
+        return CUZK_OK;
+    }
     if (ctx->slot_size[s] >= bytes && ctx->slot[s]) {
         *out = ctx->slot[s];
         return CUZK_OK;
@@ -418,6 +423,8 @@ extern "C" size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx)
     for (int s = 0; ctx && s < SL__COUNT; s++) t += ctx->slot[s] ? ctx->slot_size[s] : 0;
     return t;
 }
+
+extern "C" uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx) { return ctx ? ctx->loans_taken : 0; }
 
 extern "C" void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {

@@ -83,6 +83,15 @@ struct gpu_ctx {
     /* grow-only scratch */
     void *slot[SL__COUNT];
     size_t slot_size[SL__COUNT];
+    /* Loans (prover.cu, during its MSMs): device memory idle at that time (the h pipeline's
+     * vectors other than h) that gpu_scratch hands out for the MSM's sort buffers (SL_KEYS0/1,
+     * SL_VALS0/1) instead of a slot of their own, when large enough; loans_taken counts the
+     * requests so served (tests). msm_reserve, when nonzero, replaces GPU_MSM_RESERVE (what a
+     * large window group must leave free) with what the prover knows it still needs. */
+    void *loan[SL__COUNT];
+    size_t loan_size[SL__COUNT];
+    uint64_t loans_taken;
+    size_t msm_reserve;
     /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
      * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N and
      * [6] = [3] times 1/(N Z) (the h pipeline's unshift) for the domain coset_lg. */

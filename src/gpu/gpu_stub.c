@@ -194,6 +194,11 @@ size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx)
     (void)ctx;
     return 0;
 }
+uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx)
+{
+    (void)ctx;
+    return 0;
+}
 void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
 {
     (void)ctx;

@@ -1062,7 +1062,9 @@ static size_t slots_extra(const struct gpu_ctx *ctx, const slot_need *need, size
 {
     size_t extra = 0;
     for (size_t i = 0; i < count; i++) {
-        const size_t have = ctx->slot[need[i].s] ? ctx->slot_size[need[i].s] : 0;
+        const enum gpu_slot s = need[i].s;
+        if (ctx->loan[s] && ctx->loan_size[s] >= need[i].bytes) continue;   /* lent memory */
+        const size_t have = ctx->slot[s] ? ctx->slot_size[s] : 0;
         if (need[i].bytes > have) extra += need[i].bytes - have;
     }
     return extra;
@@ -1146,7 +1148,8 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, size_t n, unsigned c, u
  * memory, fewer windows per group down to 2^26 keys, then no word planes, no batch-affine
  * rounds, fewer windows per group, smaller windows (the window size is chosen "by size and by
  * free memory"). Groups above 2^26 keys are taken only while GPU_MSM_RESERVE bytes stay free
- * beside them (a second witness buffer for the prover's prefetch, decisions.md).
+ * beside them (a second witness buffer for the prover's prefetch, decisions.md), or the
+ * prover's exact ctx->msm_reserve during its MSMs.
  * CUZK_GPU_MSM_MEM_CAP=bytes caps the free memory seen here (test hook). */
 #ifndef CZ_SORT_LG
 #define CZ_SORT_LG 29
@@ -1158,6 +1161,19 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
 {
     unsigned c, W;
     msm_window(n, sizeof(F) > 48, &c, &W);
+    /* a sort slot's own buffer is dead weight while a loan at least as large serves it (after
+     * MSMs on this context without the loan): give it back before free memory is measured.
+     * Small buffers stay, so alternating small and large circuits do not re-allocate. */
+    const enum gpu_slot sorts[4] = {SL_KEYS0, SL_KEYS1, SL_VALS0, SL_VALS1};
+    for (int i = 0; i < 4; i++) {
+        const enum gpu_slot sl = sorts[i];
+        if (ctx->loan[sl] && ctx->slot[sl] && ctx->slot_size[sl] >= ((size_t)256 << 20) &&
+            ctx->loan_size[sl] >= ctx->slot_size[sl]) {
+            CK(cudaFree(ctx->slot[sl]));   /* synchronises the device: once per such history */
+            ctx->slot[sl] = NULL;
+            ctx->slot_size[sl] = 0;
+        }
+    }
     /* keys per sort: up to 2^sort_lg (CUZK_GPU_MSM_SORT_LG, 20..30; the sort counts in int).
      * More windows per sort pay at every size measured (H200, G1 2^24 / 2^26 / 2^27 at 2^26,
      * 2^28, 2^29 keys: 106.0 / 363.5 / 680.9, 99.1 / 344.0 / 669.0, 99.1 / 336.4 / 651.5 ms;
@@ -1186,8 +1202,10 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
         if (rc) return rc;
     }
     /* (extra 0: the slots are already that large, the memory is taken) */
-    /* CUZK_GPU_MSM_RESERVE_GB (0..64) overrides the reserve (measurement hook) */
-    const size_t reserve = (size_t)env_int("CUZK_GPU_MSM_RESERVE_GB", (int)(GPU_MSM_RESERVE >> 30), 0, 64) << 30;
+    /* the prover's own reserve (ctx->msm_reserve) replaces the default; CUZK_GPU_MSM_RESERVE_GB
+     * (0..64) overrides both (measurement hook) */
+    const int rgb = env_int("CUZK_GPU_MSM_RESERVE_GB", -1, 0, 64);
+    const size_t reserve = rgb >= 0 ? (size_t)rgb << 30 : ctx->msm_reserve ? ctx->msm_reserve : GPU_MSM_RESERVE;
     auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < reserve); };
     while (over()) {
         if (g > g_base) {

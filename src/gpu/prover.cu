@@ -603,6 +603,49 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
     return CUZK_OK;
 }
 
+/* The MSMs' sort buffers (keys and values, double-buffered: 4 x 4 bytes per key) in the two h
+ * pipeline vectors that are dead once h is formed (h is the third), 16 N bytes per buffer:
+ * enough for 4 windows of a 2^27-point H MSM. With the key, shape, witness and NTT buffers
+ * resident, ~62 GiB are free at the H MSM and a 4-window group needs ~63 GiB, so without the
+ * loan it sorts 2 windows at a time (performance.md round 13: 662 against 640 ms). The loan
+ * lasts through the L, A and B MSMs (every one runs on st, in order, before the next proof's
+ * SpMV writes these vectors again).
+ * The reserve: a large window group must leave room for what the prover still allocates: the
+ * second witness buffer (staged from the first proof on, with 1 GiB spare) unless it exists,
+ * and 2 GiB for the later MSMs' smaller slots; the generic 8 GiB reserve does not know that. */
+static void msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *d[3], const dfr *hc, uint64_t N)
+{
+    const size_t half = (size_t)N * sizeof(fr_t) / 2;
+    void *idle[2];
+    int k = 0;
+    for (int i = 0; i < 3 && k < 2; i++)
+        if ((const void *)d[i] != (const void *)hc) idle[k++] = d[i];
+    const char *off = getenv("CUZK_GPU_MSM_LOAN");   /* =0: no loan (A/B runs) */
+    if (k == 2 && !(off && off[0] == '0')) {
+        ctx->loan[SL_KEYS0] = idle[0];
+        ctx->loan[SL_KEYS1] = (char *)idle[0] + half;
+        ctx->loan[SL_VALS0] = idle[1];
+        ctx->loan[SL_VALS1] = (char *)idle[1] + half;
+        ctx->loan_size[SL_KEYS0] = ctx->loan_size[SL_KEYS1] = ctx->loan_size[SL_VALS0] = ctx->loan_size[SL_VALS1] = half;
+    }
+    const size_t wb = gpu_wit_bytes(s);
+    bool both = true;
+    pthread_mutex_lock(&ctx->wit_mu);
+    for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    ctx->msm_reserve = ((size_t)2 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
+}
+
+static void msm_loans_end(struct gpu_ctx *ctx)
+{
+    const enum gpu_slot sl[4] = {SL_KEYS0, SL_KEYS1, SL_VALS0, SL_VALS1};
+    for (int i = 0; i < 4; i++) {
+        ctx->loan[sl[i]] = NULL;
+        ctx->loan_size[sl[i]] = 0;
+    }
+    ctx->msm_reserve = 0;
+}
+
 /* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
@@ -627,15 +670,18 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     if (t) t->ntt_ns += dt;
 
     /* each MSM writes its result into out (its last step runs on the CPU) */
+    msm_loans_give(ctx, s, d, hc, N);
     const void *b;
     rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
     if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, hc, NULL, pk->n_h, NULL, st, err);
-    if (rc) return rc;
-    dt = lap(st, &t0);
-    if (t) t->msm_h_ns += dt;
-    stream_consumed(sm, 0);
-
-    /* the L, A and B MSMs after it, in proof order (the streamed key arrives in that order;
-     * on a stream of their own beside the h pipeline they gained nothing: decisions.md) */
-    return prove_tail(out, s, pk, ctx, sm, t, dw, st, err);
+    if (!rc) {
+        dt = lap(st, &t0);
+        if (t) t->msm_h_ns += dt;
+        stream_consumed(sm, 0);
+        /* the L, A and B MSMs after it, in proof order (the streamed key arrives in that order;
+         * on a stream of their own beside the h pipeline they gained nothing: decisions.md) */
+        rc = prove_tail(out, s, pk, ctx, sm, t, dw, st, err);
+    }
+    msm_loans_end(ctx);
+    return rc;
 }
