@@ -221,6 +221,14 @@ int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
         return cuzk_fail(err, e == cudaErrorMemoryAllocation ? CUZK_E_GPU_NOMEM : CUZK_E_GPU,
                          "%s: cudaMalloc(%s): %s", what, need, cudaGetErrorString(e));
     }
+    /* CUZK_GPU_ALLOC_TRACE=1: every device allocation and the free memory after it */
+    const char *tr = getenv("CUZK_GPU_ALLOC_TRACE");
+    if (tr && tr[0] == '1') {
+        size_t fr = 0, tot = 0;
+        cudaMemGetInfo(&fr, &tot);
+        fprintf(stderr, "cuzk gpu alloc: %s %.3f GiB, free after %.2f GiB\n", what, bytes / 1073741824.0,
+                fr / 1073741824.0);
+    }
     return CUZK_OK;
 }
 
@@ -239,6 +247,7 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
 {
     if (ctx->loan[s] && ctx->loan_size[s] >= bytes) {
         *out = ctx->loan[s];
+        ctx->loan_used[s] = true;
         ctx->loans_taken++;
         return CUZK_OK;
     }
@@ -251,8 +260,10 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
         ctx->slot[s] = NULL;
         ctx->slot_size[s] = 0;
     }
-    /* round up so that slightly larger later requests reuse the buffer */
-    size_t sz = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes + bytes / 16;
+    /* round up so that slightly larger later requests reuse the buffer (by at most 256 MiB:
+     * 1/16 of the multi-GiB buffers of a 2^27 MSM was ~3.5 GiB of a tight memory budget) */
+    const size_t slack = bytes / 16 < ((size_t)256 << 20) ? bytes / 16 : ((size_t)256 << 20);
+    size_t sz = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes + slack;
     char what[48];
     snprintf(what, sizeof what, "gpu scratch %d", (int)s);
     int rc = gpu_malloc(ctx, &ctx->slot[s], sz, what, err);

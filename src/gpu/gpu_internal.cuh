@@ -90,6 +90,7 @@ struct gpu_ctx {
      * large window group must leave free) with what the prover knows it still needs. */
     void *loan[SL__COUNT];
     size_t loan_size[SL__COUNT];
+    bool loan_used[SL__COUNT];
     uint64_t loans_taken;
     size_t msm_reserve;
     /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
@@ -103,6 +104,8 @@ struct gpu_ctx {
      * and [N, 2N) g^-rev(j) / (N Z) for N = 2^shift_lg (0: none; ntt.cu coset_full) */
     dfr *shift_tab;
     unsigned shift_lg;
+    unsigned shift_stale;   /* halves (bit 0 shift, bit 1 unshift) lent to the prover's MSMs
+                             * since they were made: rebuilt before use */
     bool h_last_tab;   /* the last h pipeline used shift_tab */
     /* resident proving key (pointer identity) */
     const struct g16_pk *pk;

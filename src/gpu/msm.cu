@@ -1161,19 +1161,6 @@ static int msm_plan(struct gpu_ctx *ctx, size_t n, unsigned *c_out, unsigned *W_
 {
     unsigned c, W;
     msm_window(n, sizeof(F) > 48, &c, &W);
-    /* a sort slot's own buffer is dead weight while a loan at least as large serves it (after
-     * MSMs on this context without the loan): give it back before free memory is measured.
-     * Small buffers stay, so alternating small and large circuits do not re-allocate. */
-    const enum gpu_slot sorts[4] = {SL_KEYS0, SL_KEYS1, SL_VALS0, SL_VALS1};
-    for (int i = 0; i < 4; i++) {
-        const enum gpu_slot sl = sorts[i];
-        if (ctx->loan[sl] && ctx->slot[sl] && ctx->slot_size[sl] >= ((size_t)256 << 20) &&
-            ctx->loan_size[sl] >= ctx->slot_size[sl]) {
-            CK(cudaFree(ctx->slot[sl]));   /* synchronises the device: once per such history */
-            ctx->slot[sl] = NULL;
-            ctx->slot_size[sl] = 0;
-        }
-    }
     /* keys per sort: up to 2^sort_lg (CUZK_GPU_MSM_SORT_LG, 20..30; the sort counts in int).
      * More windows per sort pay at every size measured (H200, G1 2^24 / 2^26 / 2^27 at 2^26,
      * 2^28, 2^29 keys: 106.0 / 363.5 / 680.9, 99.1 / 344.0 / 669.0, 99.1 / 336.4 / 651.5 ms;

@@ -693,30 +693,39 @@ static pass_mul h_unshift(const struct gpu_ctx *ctx)
 static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
 {
     if (lg < 16 || !ntt_env_on("CUZK_GPU_NTT_SHIFT_TAB")) return NULL;
-    if (ctx->shift_tab && ctx->shift_lg == lg) return ctx->shift_tab;
-    if (ctx->shift_tab) {
+    if (ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale) return ctx->shift_tab;
+    if (ctx->shift_tab && ctx->shift_lg != lg) {
         cudaFree(ctx->shift_tab);
         ctx->shift_tab = NULL;
         ctx->shift_lg = 0;
     }
     const size_t n = (size_t)1 << lg, bytes = 2 * n * sizeof(fr_t);
-    size_t fr = 0, tot = 0;
-    struct cuzk_error e;
-    if (gpu_mem_info(ctx, &fr, &tot, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
-    if (cudaMalloc((void **)&ctx->shift_tab, bytes) != cudaSuccess) {
-        cudaGetLastError();
-        ctx->shift_tab = NULL;
-        return NULL;
+    /* a new table gets both halves; one that the prover's MSMs borrowed, the halves they wrote */
+    unsigned halves = ctx->shift_stale;
+    if (!ctx->shift_tab) {
+        halves = 3u;
+        size_t fr = 0, tot = 0;
+        struct cuzk_error e;
+        if (gpu_mem_info(ctx, &fr, &tot, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
+        if (cudaMalloc((void **)&ctx->shift_tab, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            ctx->shift_tab = NULL;
+            return NULL;
+        }
     }
     const pass_mul s = coset_mul(ctx, false, true, MUL_POW_REV), u = h_unshift(ctx);
-    k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
-    k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab + n, u.lo, u.hi, lg, (uint32_t)n);
+    if (halves & 1u)
+        k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
+    if (halves & 2u)
+        k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab + n, u.lo, u.hi, lg, (uint32_t)n);
     if (cudaGetLastError() != cudaSuccess) {
         cudaFree(ctx->shift_tab);
         ctx->shift_tab = NULL;
+        ctx->shift_lg = 0;
         return NULL;
     }
     ctx->shift_lg = lg;
+    ctx->shift_stale = 0;
     return ctx->shift_tab;
 }
 

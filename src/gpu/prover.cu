@@ -603,45 +603,84 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
     return CUZK_OK;
 }
 
-/* The MSMs' sort buffers (keys and values, double-buffered: 4 x 4 bytes per key) in the two h
- * pipeline vectors that are dead once h is formed (h is the third), 16 N bytes per buffer:
- * enough for 4 windows of a 2^27-point H MSM. With the key, shape, witness and NTT buffers
- * resident, ~62 GiB are free at the H MSM and a 4-window group needs ~63 GiB, so without the
- * loan it sorts 2 windows at a time (performance.md round 13: 662 against 640 ms). The loan
- * lasts through the L, A and B MSMs (every one runs on st, in order, before the next proof's
- * SpMV writes these vectors again).
+/* Loans for the prover's MSMs: GPU memory that is dead from the H MSM on, handed out by
+ * gpu_scratch for named scratch slots instead of slots of their own (decisions.md,
+ * 2026-12-05). With the key, shape, witness and NTT buffers resident, ~62 GiB are free at the
+ * H MSM and a 4-window group needs ~63 GiB, so without loans the 2^27 H MSM sorts 2 windows at a
+ * time (performance.md round 13: 662 against 640 ms standalone).
+ * - the two h pipeline vectors other than h (16 N bytes per half): the sort's keys and values;
+ * - h's own vector, once the H MSM has read it: the 0/1 split's tail scalars (L, A, B);
+ * - the first half of the h pipeline's coset factor table (32 N bytes; the next h pipeline
+ *   rebuilds that half in place, ~5 ms at 2^27, if a loan of it was taken): the rounds' pairs
+ *   and the split's flags, positions and tail indices.
+ * They last through the L, A and B MSMs: every kernel of them runs on st, in order, before the
+ * next proof's SpMV and h pipeline write these buffers again. A slot's own buffer of 256 MiB or
+ * more that a loan at least as large replaces is given back (it would be dead weight; small
+ * ones stay, so alternating small and large circuits do not re-allocate).
  * The reserve: a large window group must leave room for what the prover still allocates: the
  * second witness buffer (staged from the first proof on, with 1 GiB spare) unless it exists,
- * and 2 GiB for the later MSMs' smaller slots; the generic 8 GiB reserve does not know that. */
-static void msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *d[3], const dfr *hc, uint64_t N)
+ * and 1 GiB for the later MSMs' own growth; the generic 8 GiB reserve does not know that. */
+static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t bytes)
 {
+    ctx->loan[sl] = p;
+    ctx->loan_size[sl] = bytes;
+    ctx->loan_used[sl] = false;
+}
+
+static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *d[3], const dfr *hc, unsigned lg,
+                          struct cuzk_error *err)
+{
+    const uint64_t N = (uint64_t)1 << lg;
     const size_t half = (size_t)N * sizeof(fr_t) / 2;
     void *idle[2];
     int k = 0;
     for (int i = 0; i < 3 && k < 2; i++)
         if ((const void *)d[i] != (const void *)hc) idle[k++] = d[i];
-    const char *off = getenv("CUZK_GPU_MSM_LOAN");   /* =0: no loan (A/B runs) */
+    const char *off = getenv("CUZK_GPU_MSM_LOAN");   /* =0: no loans (A/B runs) */
     if (k == 2 && !(off && off[0] == '0')) {
-        ctx->loan[SL_KEYS0] = idle[0];
-        ctx->loan[SL_KEYS1] = (char *)idle[0] + half;
-        ctx->loan[SL_VALS0] = idle[1];
-        ctx->loan[SL_VALS1] = (char *)idle[1] + half;
-        ctx->loan_size[SL_KEYS0] = ctx->loan_size[SL_KEYS1] = ctx->loan_size[SL_VALS0] = ctx->loan_size[SL_VALS1] = half;
+        msm_loan(ctx, SL_KEYS0, idle[0], half);
+        msm_loan(ctx, SL_KEYS1, (char *)idle[0] + half, half);
+        msm_loan(ctx, SL_VALS0, idle[1], half);
+        msm_loan(ctx, SL_VALS1, (char *)idle[1] + half, half);
+        /* split_scalars asks for it only in the tail, after the H MSM's kernels on st */
+        msm_loan(ctx, SL_TAIL_SC, (void *)hc, (size_t)N * sizeof(fr_t));
+        if (ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale) {
+            /* the shift half, 32 N bytes: pairs 17 N (o1 <= (m + buckets) / 2 pairs of 8
+             * bytes, m <= 4 N), flags, positions and tail indices 4 N each */
+            char *t = (char *)ctx->shift_tab;
+            msm_loan(ctx, SL_AFF_PAIR, t, 17 * N);
+            msm_loan(ctx, SL_FLAGS, t + 17 * N, 4 * N);
+            msm_loan(ctx, SL_POS, t + 21 * N, 4 * N);
+            msm_loan(ctx, SL_TAIL_IDX, t + 25 * N, 4 * N);
+        }
+        for (int sl = 0; sl < SL__COUNT; sl++)
+            if (ctx->loan[sl] && ctx->slot[sl] && ctx->slot_size[sl] >= ((size_t)256 << 20) &&
+                ctx->loan_size[sl] >= ctx->slot_size[sl]) {
+                CK(cudaFree(ctx->slot[sl]));   /* synchronises the device: once per such history */
+                ctx->slot[sl] = NULL;
+                ctx->slot_size[sl] = 0;
+            }
     }
     const size_t wb = gpu_wit_bytes(s);
     bool both = true;
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
     pthread_mutex_unlock(&ctx->wit_mu);
-    ctx->msm_reserve = ((size_t)2 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
+    ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
+    return CUZK_OK;
 }
 
 static void msm_loans_end(struct gpu_ctx *ctx)
 {
-    const enum gpu_slot sl[4] = {SL_KEYS0, SL_KEYS1, SL_VALS0, SL_VALS1};
-    for (int i = 0; i < 4; i++) {
-        ctx->loan[sl[i]] = NULL;
-        ctx->loan_size[sl[i]] = 0;
+    /* a loan of the coset factor table that was taken leaves its half stale */
+    const char *t0 = (const char *)ctx->shift_tab;
+    const size_t hb = t0 ? ((size_t)1 << ctx->shift_lg) * sizeof(fr_t) : 0;
+    for (int sl = 0; sl < SL__COUNT; sl++) {
+        const char *p = (const char *)ctx->loan[sl];
+        if (t0 && ctx->loan_used[sl] && p >= t0 && p < t0 + 2 * hb) ctx->shift_stale |= p < t0 + hb ? 1u : 2u;
+        ctx->loan[sl] = NULL;
+        ctx->loan_size[sl] = 0;
+        ctx->loan_used[sl] = false;
     }
     ctx->msm_reserve = 0;
 }
@@ -670,9 +709,9 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     if (t) t->ntt_ns += dt;
 
     /* each MSM writes its result into out (its last step runs on the CPU) */
-    msm_loans_give(ctx, s, d, hc, N);
+    rc = msm_loans_give(ctx, s, d, hc, lg, err);
     const void *b;
-    rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
+    if (!rc) rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
     if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, hc, NULL, pk->n_h, NULL, st, err);
     if (!rc) {
         dt = lap(st, &t0);
