@@ -605,7 +605,7 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
 
 /* Loans for the prover's MSMs: GPU memory that is dead from the H MSM on, handed out by
  * gpu_scratch for named scratch slots instead of slots of their own (decisions.md,
- * 2026-12-05). With the key, shape, witness and NTT buffers resident, ~62 GiB are free at the
+ * 2026-12-04, round 14). With the key, shape, witness and NTT buffers resident, ~62 GiB are free at the
  * H MSM and a 4-window group needs ~63 GiB, so without loans the 2^27 H MSM sorts 2 windows at a
  * time (performance.md round 13: 662 against 640 ms standalone).
  * - the two h pipeline vectors other than h (16 N bytes per half): the sort's keys and values;
