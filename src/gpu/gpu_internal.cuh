@@ -83,11 +83,12 @@ struct gpu_ctx {
     /* grow-only scratch */
     void *slot[SL__COUNT];
     size_t slot_size[SL__COUNT];
-    /* Loans (prover.cu, during its MSMs): device memory idle at that time (the h pipeline's
-     * vectors other than h) that gpu_scratch hands out for the MSM's sort buffers (SL_KEYS0/1,
-     * SL_VALS0/1) instead of a slot of their own, when large enough; loans_taken counts the
-     * requests so served (tests). msm_reserve, when nonzero, replaces GPU_MSM_RESERVE (what a
-     * large window group must leave free) with what the prover knows it still needs. */
+    /* Loans (prover.cu msm_loans_give, during its MSMs): device memory dead at that time (the
+     * h pipeline's vectors, the shift half of its coset table) that gpu_scratch hands out for
+     * named slots instead of their own buffers, when large enough; loan_used marks the slots
+     * so served (a used table loan leaves the table stale), loans_taken counts them (tests).
+     * msm_reserve, when nonzero, replaces GPU_MSM_RESERVE (what a large window group must
+     * leave free) with what the prover knows it still needs. */
     void *loan[SL__COUNT];
     size_t loan_size[SL__COUNT];
     bool loan_used[SL__COUNT];

@@ -604,10 +604,10 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
 }
 
 /* Loans for the prover's MSMs: GPU memory that is dead from the H MSM on, handed out by
- * gpu_scratch for named scratch slots instead of slots of their own (decisions.md,
- * 2026-12-04, round 14). With the key, shape, witness and NTT buffers resident, ~62 GiB are free at the
- * H MSM and a 4-window group needs ~63 GiB, so without loans the 2^27 H MSM sorts 2 windows at a
- * time (performance.md round 13: 662 against 640 ms standalone).
+ * gpu_scratch for named scratch slots instead of slots of their own (decisions.md 2026-12-04,
+ * performance.md round 14). With the key, shape, witness and NTT buffers resident, ~62 GiB are
+ * free at the H MSM and a 4-window group needs ~63 GiB, so without loans the 2^27 H MSM sorts 2
+ * windows at a time (662 against 640 ms standalone; with the loans 640).
  * - the two h pipeline vectors other than h (16 N bytes per half): the sort's keys and values;
  * - h's own vector, once the H MSM has read it: the 0/1 split's tail scalars (L, A, B);
  * - the first half of the h pipeline's coset factor table (32 N bytes; the next h pipeline
