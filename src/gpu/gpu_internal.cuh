@@ -105,8 +105,7 @@ struct gpu_ctx {
      * and [N, 2N) g^-rev(j) / (N Z) for N = 2^shift_lg (0: none; ntt.cu coset_full) */
     dfr *shift_tab;
     unsigned shift_lg;
-    unsigned shift_stale;   /* halves (bit 0 shift, bit 1 unshift) lent to the prover's MSMs
-                             * since they were made: rebuilt before use */
+    bool shift_stale;   /* its shift half was lent to the prover's MSMs: rebuild it before use */
     bool h_last_tab;   /* the last h pipeline used shift_tab */
     /* resident proving key (pointer identity) */
     const struct g16_pk *pk;

@@ -700,10 +700,9 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
         ctx->shift_lg = 0;
     }
     const size_t n = (size_t)1 << lg, bytes = 2 * n * sizeof(fr_t);
-    /* a new table gets both halves; one that the prover's MSMs borrowed, the halves they wrote */
-    unsigned halves = ctx->shift_stale;
-    if (!ctx->shift_tab) {
-        halves = 3u;
+    /* a new table gets both halves; one the prover's MSMs borrowed, its shift half again */
+    const bool fresh = !ctx->shift_tab;
+    if (fresh) {
         size_t fr = 0, tot = 0;
         struct cuzk_error e;
         if (gpu_mem_info(ctx, &fr, &tot, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
@@ -714,9 +713,8 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
         }
     }
     const pass_mul s = coset_mul(ctx, false, true, MUL_POW_REV), u = h_unshift(ctx);
-    if (halves & 1u)
-        k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
-    if (halves & 2u)
+    k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab, s.lo, s.hi, lg, (uint32_t)n);
+    if (fresh)
         k_rev_pow_table<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(ctx->shift_tab + n, u.lo, u.hi, lg, (uint32_t)n);
     if (cudaGetLastError() != cudaSuccess) {
         cudaFree(ctx->shift_tab);
@@ -725,7 +723,7 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
         return NULL;
     }
     ctx->shift_lg = lg;
-    ctx->shift_stale = 0;
+    ctx->shift_stale = false;
     return ctx->shift_tab;
 }
 

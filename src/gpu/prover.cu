@@ -672,12 +672,12 @@ static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *
 
 static void msm_loans_end(struct gpu_ctx *ctx)
 {
-    /* a loan of the coset factor table that was taken leaves its half stale */
+    /* a loan of the coset factor table's shift half that was taken leaves that half stale */
     const char *t0 = (const char *)ctx->shift_tab;
     const size_t hb = t0 ? ((size_t)1 << ctx->shift_lg) * sizeof(fr_t) : 0;
     for (int sl = 0; sl < SL__COUNT; sl++) {
         const char *p = (const char *)ctx->loan[sl];
-        if (t0 && ctx->loan_used[sl] && p >= t0 && p < t0 + 2 * hb) ctx->shift_stale |= p < t0 + hb ? 1u : 2u;
+        if (t0 && ctx->loan_used[sl] && p >= t0 && p < t0 + hb) ctx->shift_stale = true;
         ctx->loan[sl] = NULL;
         ctx->loan_size[sl] = 0;
         ctx->loan_used[sl] = false;
