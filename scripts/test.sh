@@ -1,7 +1,10 @@
 #!/bin/sh
 # test.sh: the README's test command: install missing Debian packages, build, compile-check
 # the CUDA backend when nvcc is present (one architecture: nothing can run without a GPU),
-# then run the CPU suite. Its last line is "suite: N passed, N failed, N skipped".
+# then check that every environment variable src/ reads is documented (scripts/check-env-doc.sh)
+# and run the CPU suite. Its last line is "suite: N passed, N failed, N skipped", followed by a
+# line naming the documentation check when that failed; the exit status is non-zero if either
+# failed.
 set -e
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -14,4 +17,8 @@ if [ -x "$NVCC" ] && [ "${CUZK_SKIP_GPU_BUILD:-0}" != 1 ]; then
   echo "== device field multiplication, emulated on the host, against GMP"
   make -s BUILD=build-gpu NVCC="$NVCC" gpu-field-check
 fi
+echo "== every environment variable read in src/ is documented in docs/daemon.md"
+doc_ok=1
+./scripts/check-env-doc.sh || doc_ok=0
 make -j"$(nproc)" test
+[ "$doc_ok" = 1 ] || { echo "test.sh: FAILED: scripts/check-env-doc.sh (undocumented environment variables, listed above the suite)"; exit 1; }
