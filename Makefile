@@ -124,9 +124,10 @@ GRPC_LIBS   := -lgrpc -lgpr -lprotobuf-c
 SRV_LIBS    := $(GRPC_LIBS) -lmicrohttpd -ljansson -lsystemd -lcrypto
 E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
 
-# config unit test: the TOML reader needs no gRPC
-$(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/src/engine/cfg.o
-$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/src/engine/cfg.o
+# config unit test: the daemon's TOML reader (cmd/cuzk-daemon/cfg.c) needs no gRPC
+$(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
+$(BUILD)/tests/e2e/test_cfg: ALL_CFLAGS += -Icmd/cuzk-daemon
+$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
 
 ifeq ($(CUZK_CLIENT),1)
 all: $(BUILD)/bin/cuzk-daemon
@@ -264,7 +265,7 @@ $(PROGRAMS): $(FIL_LIB) $(FIL_CORE_AGAIN)
 $(PROGRAMS): ALL_LDFLAGS += -Wl,--no-as-needed -ljansson
 $(FIL_TEST_BINS): $(FIL_LIB)
 $(FIL_TEST_BINS): TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
-# the daemon's PoRep kind (src/engine/porep_kind.c) and its end-to-end test use this library too
+# the daemon's PoRep kind (src/engine/kind_porep.c) and its end-to-end test use this library too
 ifeq ($(CUZK_CLIENT),1)
 $(BUILD)/bin/cuzk-daemon: $(FIL_LIB) $(FIL_CORE_AGAIN)
 $(BUILD)/tests/e2e/test_daemon: $(FIL_LIB)
@@ -285,7 +286,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE $(ARCH_FLAGS) $(WARN) -Iinclude -pthread -O1 -g \
                 -DCUZK_BUILD_ID=\"$(GIT_ID)\" $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_LIB_SRC := $(CORE_SRC) $(FIL_SRC) src/engine/cfg.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(FIL_SRC) cmd/cuzk-daemon/cfg.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_LIB     := $(FUZZ_BUILD)/lib/libcuzk_fuzz.a
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
@@ -299,7 +300,7 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/bin/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -fsanitize=fuzzer -o $@ $< \
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -Icmd/cuzk-daemon -fsanitize=fuzzer -o $@ $< \
 	    $(FUZZ_LIB) -ljansson -lm
 fuzz: $(FUZZ_BINS)
 # Each target runs from a scratch copy of its seed corpus (new inputs land in

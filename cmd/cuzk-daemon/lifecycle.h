@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 
-#include "cuzk/engine.h"
 #include "cuzk/err.h"
 
 /* Take the instance lock for listen address addr (a pidfile held with flock: "<socket>.lock"
@@ -22,11 +21,5 @@ void lc_unlock(int fd, const char *path);
 void lc_sha256_hex(char out[65], const void *data, size_t n);
 /* sd_notify when NOTIFY_SOCKET is set (no-op otherwise). */
 void lc_notify(const char *state);
-
-/* GPU seam (gpu_seam.c): the devices the engine proves on, contexts opened; *out always set
- * (n_devices 0 and cpu_reason when the CPU proves). Fails, naming the device and the reason,
- * when [gpus] devices lists a GPU that cannot be used: the daemon then refuses to start. */
-int daemon_gpu_ops(const struct engine_gpu_ops **out, const struct cuzk_config *cfg,
-                   struct cuzk_error *err);
 
 #endif

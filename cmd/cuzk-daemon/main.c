@@ -1,5 +1,6 @@
-/* main.c: cuzk-daemon: configuration, instance lock, engine + gRPC + HTTP start, readiness,
- * and the SIGTERM/SIGINT drain. Usage: cuzk-daemon [-c FILE] [-l ADDR] [--log-level L]. */
+/* main.c: cuzk-daemon: configuration (cfg.c) mapped onto the engine's config and prover
+ * backend, instance lock, engine + gRPC + HTTP start, readiness, and the SIGTERM/SIGINT drain.
+ * Usage: cuzk-daemon [-c FILE] [-l ADDR] [--log-level L]. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/cfg.h"
+#include "cfg.h"
 #include "cuzk/engine.h"
 #include "cuzk/log.h"
 #include "cuzk/server.h"
@@ -57,6 +58,37 @@ static void *preload_main(void *arg)
     }
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/* What the engine needs of the configuration file. */
+static void engine_config_of(struct engine_config *ec, const struct cuzk_config *c)
+{
+    engine_config_defaults(ec);
+    ec->workers_per_device = c->gpu_workers_per_device;
+    ec->synthesis_workers = c->max_parallel_synthesis;
+    ec->mem_auto = c->budget_auto;
+    ec->mem_budget = c->total_budget;
+    ec->mem_safety_margin = c->safety_margin;
+    ec->srs_min_idle_ms = c->eviction_min_idle_ms;
+    ec->result_retention_ms = c->result_retention_ms;
+    ec->result_retention_count = c->result_retention_count;
+    snprintf(ec->param_cache, sizeof ec->param_cache, "%s", c->param_cache);
+    /* the reader accepted only these three */
+    ec->srs_validation = !strcmp(c->srs_validation, "none") ? G16_VALIDATE_NONE
+                       : !strcmp(c->srs_validation, "curve") ? G16_VALIDATE_CURVE
+                       : G16_VALIDATE_FULL;
+}
+
+/* The [gpus] section: which devices, and the operator's per-device options. */
+static void gpu_config_of(struct engine_gpu_config *gc, const struct cuzk_config *c)
+{
+    memset(gc, 0, sizeof *gc);
+    gc->devices = c->devices;
+    gc->n_devices = c->n_devices;
+    gc->workers_per_device = c->gpu_workers_per_device;
+    gc->options.reserve_bytes = (size_t)c->gpu_vram_reserve_mib << 20;
+    gc->options.stream_key = c->gpu_stream_key;
+    gc->options.trace = c->gpu_trace;
 }
 
 /* After the first signal a second one ends the process at once. */
@@ -190,14 +222,18 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    const struct engine_gpu_ops *gpu = NULL;
-    if (daemon_gpu_ops(&gpu, &cfg, &err)) {
+    struct engine_gpu_config gcfg;
+    struct engine_backend backend;
+    gpu_config_of(&gcfg, &cfg);
+    if (engine_backend_gpu(&backend, &gcfg, &err)) {
         fprintf(stderr, "cuzk-daemon: refusing to start: %s\n", err.msg);
         cuzk_log(CLOG_ERROR, "refusing to start: %s", err.msg);
         lc_unlock(lock_fd, lock_path);
         return 1;
     }
-    struct engine *e = engine_new(&cfg, gpu, &err);
+    struct engine_config ecfg;
+    engine_config_of(&ecfg, &cfg);
+    struct engine *e = engine_new(&ecfg, &backend, &err);
     if (!e) {
         cuzk_log(CLOG_ERROR, "cannot start the engine: %s", err.msg);
         return 1;

@@ -1,7 +1,9 @@
 /* engine.h: the proving engine behind the daemon: jobs split into partitions, ordered queues,
- * synthesis workers, GPU (or CPU) prover workers, self-verification, the memory budget, the
- * SRS cache and per-job timings. Transport-free: the gRPC and HTTP servers call this API.
- * See docs/daemon.md ("Engine"). */
+ * synthesis workers, GPU (or CPU) prover workers behind one backend interface,
+ * self-verification, the memory budget, the SRS cache and per-job timings. Transport-free and
+ * configuration-file-free: the daemon reads its TOML and hands the engine an engine_config;
+ * the gRPC and HTTP servers call this API. See docs/daemon.md ("Engine") and
+ * docs/life-of-a-proof.md. */
 #ifndef CUZK_ENGINE_H
 #define CUZK_ENGINE_H
 
@@ -9,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuzk/cfg.h"
 #include "cuzk/err.h"
+#include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
 
 /* Proof kinds and result statuses use the wire (cuzk.v1) numbers. */
@@ -64,49 +66,101 @@ struct engine_result {
 };
 void engine_result_free(struct engine_result *r);
 
-/* GPU seam, filled by the daemon from gpu.h (cmd/cuzk-daemon/gpu_seam.c); NULL or no devices =
- * CPU provers. ctxs are opened device contexts (one per ordinal) that the engine owns from
- * engine_new on (ctx_free at engine_free, also when engine_new fails). Each device gets
- * gpus.gpu_workers_per_device prover workers; lock/unlock (the device's process-wide mutex,
- * gpu_ctx_lock) bracket only the backend call (kernels), never the witness, the proof assembly
- * or verification, and every partition of a job is proved on one device. The SRS tiers:
- * load_shape + load_pk make an entry resident in VRAM (the context recognises keys by pointer;
- * one resident key per device); unload drops what a context holds and is called, under the
- * lock, before an entry's key and shape are freed. Tests fill this with fake devices. */
-struct engine_gpu_ops {
-    unsigned n_devices;
-    const int *ordinals;                        /* n_devices device ordinals */
-    void *const *ctxs;                          /* n_devices contexts, owned by the engine */
-    /* name and memory of one device (name "GPU N" and zeros are kept when it fails) */
-    int (*info)(void *ctx, char *name, size_t name_cap, uint64_t *vram_total, uint64_t *vram_free);
-    void (*ctx_free)(void *ctx);
-    void (*lock)(void *ctx);
-    void (*unlock)(void *ctx);
-    int (*load_shape)(void *ctx, const struct g16_shape *s, struct cuzk_error *err);
-    /* CUZK_E_GPU_NOMEM: does not fit (the backend then streams the key from host memory) */
-    int (*load_pk)(void *ctx, const struct g16_pk *pk, struct cuzk_error *err);
-    void (*unload)(void *ctx);
-    /* Page-lock / unlock host memory (both nullable; process-wide, not per device). A key
-     * that does not fit in VRAM is pinned once, so each proof's upload is a direct DMA rather
-     * than copies through staging buffers by the CPU pool (tier "pinned"); when pinning fails
-     * (RLIMIT_MEMLOCK) that is logged once and the key stays pageable (tier "host"). */
-    int (*host_pin)(void *p, size_t bytes, struct cuzk_error *err);
-    void (*host_unpin)(void *p);
-    g16_backend_fn backend;
-    /* Witness prefetch (both nullable): before taking the device lock, a prover uploads its
-     * witness (stage) so the copy runs beside the kernels of the proof that holds the lock;
-     * unstage after the backend call drops a copy the call did not take. A failed stage is
-     * logged at debug level only: the backend then uploads the witness itself. */
-    int (*stage)(void *ctx, const struct g16_shape *s, const struct g16_assignment *w,
-                 struct cuzk_error *err);
-    void (*unstage)(void *ctx, const struct g16_shape *s, const struct g16_assignment *w);
-    const char *cpu_reason;                     /* n_devices == 0: why ("no GPU found: ...") */
+#define ENGINE_MAX_DEVICES 16          /* GPUs one engine proves on */
+#define ENGINE_PATH_MAX 512
+#define ENGINE_REASON_MAX (CUZK_ERR_MSG_MAX + 64)
+
+/* What the engine needs to run (the daemon maps its [memory], [gpus], [pipeline], [srs] and
+ * [daemon] keys onto it). engine_config_defaults gives the daemon's built-in defaults. */
+struct engine_config {
+    unsigned workers_per_device;       /* prover workers per GPU; CPU provers without GPUs (>= 1) */
+    unsigned synthesis_workers;        /* 0 = min(CPUs, 18); at least 2 */
+    bool mem_auto;                     /* budget = MemTotal - mem_safety_margin */
+    uint64_t mem_budget;               /* bytes, when !mem_auto */
+    uint64_t mem_safety_margin;        /* bytes */
+    uint64_t srs_min_idle_ms;          /* an unused SRS entry may be evicted after this long */
+    uint64_t result_retention_ms;      /* finished results kept this long for engine_await */
+    uint32_t result_retention_count;   /* and at most this many */
+    char param_cache[ENGINE_PATH_MAX]; /* directory of .params / .shape files */
+    int srs_validation;                /* enum g16_validate: checks when a .params is read */
 };
+void engine_config_defaults(struct engine_config *c);
+
+/* ---- the prover backend: the one interface between the engine and whatever proves ----
+ * A backend has n_devices GPUs, or none (the CPU proves). The engine owns a backend from
+ * engine_new on (destroy at engine_free, also when engine_new fails). Devices are numbered
+ * 0 .. n_devices-1 (ordinals[d] is the GPU's number for logs and status). Each device gets
+ * engine_config.workers_per_device prover workers; lock/unlock (the device's process-wide
+ * mutex) bracket only the prove call and the residency calls, never the witness, the proof
+ * assembly or verification, and every partition of a job is proved on one device. SRS tiers:
+ * load_shape + load_pk make an entry resident in VRAM (recognised by pointer; one resident
+ * key per device); unload drops what a device holds and is called, under the lock, before an
+ * entry's key and shape are freed. Only prove is required; the rest may be NULL (no lock of
+ * its own: the engine uses a mutex per device; no residency: the key stays in host memory).
+ * Provided: engine_backend_cpu, engine_backend_gpu (gpu.h); tests fill in fake devices. */
+struct engine_backend_ops {
+    /* g16_backend_fn's work for device d (0 on a backend without devices). */
+    int (*prove)(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                 const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                 struct cuzk_error *err);
+    /* name and memory of device d (name "GPU N" and zeros are kept when it fails) */
+    int (*info)(void *self, unsigned d, char *name, size_t name_cap, uint64_t *vram_total,
+                uint64_t *vram_free);
+    void (*lock)(void *self, unsigned d);
+    void (*unlock)(void *self, unsigned d);
+    int (*load_shape)(void *self, unsigned d, const struct g16_shape *s, struct cuzk_error *err);
+    /* CUZK_E_GPU_NOMEM: does not fit (prove then streams the key from host memory) */
+    int (*load_pk)(void *self, unsigned d, const struct g16_pk *pk, struct cuzk_error *err);
+    void (*unload)(void *self, unsigned d);
+    /* Witness prefetch: before taking the device lock a prover uploads its witness (stage) so
+     * the copy runs beside the kernels of the proof that holds the lock; unstage after the
+     * prove call drops a copy the call did not take. A failed stage is logged at debug level
+     * only: prove then uploads the witness itself. */
+    int (*stage)(void *self, unsigned d, const struct g16_shape *s, const struct g16_assignment *w,
+                 struct cuzk_error *err);
+    void (*unstage)(void *self, unsigned d, const struct g16_shape *s,
+                    const struct g16_assignment *w);
+    /* Page-lock / unlock host memory (process-wide, not per device). A key that does not fit
+     * in VRAM is pinned once, so each proof's upload is a direct DMA rather than copies through
+     * staging buffers by the CPU pool (tier "pinned"); when pinning fails (RLIMIT_MEMLOCK) that
+     * is logged once and the key stays pageable (tier "host"). */
+    int (*host_pin)(void *self, void *p, size_t bytes, struct cuzk_error *err);
+    void (*host_unpin)(void *self, void *p);
+    /* close the devices and free self (engine_free) */
+    void (*destroy)(void *self);
+};
+
+struct engine_backend {
+    const struct engine_backend_ops *ops;
+    void *self;
+    unsigned n_devices;                        /* 0: CPU provers */
+    int ordinals[ENGINE_MAX_DEVICES];
+    char cpu_reason[ENGINE_REASON_MAX];        /* n_devices == 0: why the CPU proves */
+};
+
+/* The CPU prover (g16_backend_cpu), no devices; reason is what status and the log say. */
+void engine_backend_cpu(struct engine_backend *out, const char *reason);
+
+/* GPUs through gpu.h (the CUDA library in a `make daemon-gpu` build, the stub that answers
+ * CUZK_E_NO_GPU otherwise). */
+struct engine_gpu_config {
+    const int *devices;                        /* [gpus] devices: ordinals to use */
+    unsigned n_devices;                        /* 0: every GPU found, else the CPU */
+    unsigned workers_per_device;               /* for the startup log line */
+    struct gpu_options options;                /* set on every context right after it opens */
+};
+/* With no devices listed, every GPU found gets a context (one that cannot be opened is
+ * skipped with a warning) and none found gives the CPU backend, saying why. With devices
+ * listed each must open, or this fails naming the device and the reason (an operator who asked
+ * for a GPU never silently gets the CPU). *out is a CPU backend when this fails. */
+int engine_backend_gpu(struct engine_backend *out, const struct engine_gpu_config *c,
+                       struct cuzk_error *err);
 
 struct engine;
 
-/* Create and start the engine (workers running when it returns). cfg is copied. */
-struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu_ops *gpu,
+/* Create and start the engine (workers running when it returns). cfg and *be are copied; be
+ * NULL is the CPU backend. The engine owns be->self from here on, also on failure. */
+struct engine *engine_new(const struct engine_config *cfg, const struct engine_backend *be,
                           struct cuzk_error *err);
 /* Stop: refuse new work, cancel queued partitions, let running ones finish for up to
  * grace_ms, answer every waiter (CANCELLED "daemon shutting down" where unfinished). */

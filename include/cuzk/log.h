@@ -1,5 +1,7 @@
-/* log.h: the daemon's log: leveled human or JSON lines on stderr, and the TIMELINE event
- * stream (one line per partition event) that waterfall tools read. See docs/daemon.md. */
+/* log.h: the process log (src/util/log.c, in the core library so the engine and the servers
+ * share it; libc only): leveled human or JSON lines on stderr, and the TIMELINE event stream
+ * (one line per partition event) that waterfall tools read. The daemon sets level and format
+ * from [logging]. See docs/daemon.md ("Observability"). */
 #ifndef CUZK_LOG_H
 #define CUZK_LOG_H
 

@@ -1,5 +1,6 @@
-/* devices.c: the engine's GPU side: the per-device lock around the backend call only, and the
- * SRS tiers (key resident in a device's VRAM, or host memory streamed per proof). */
+/* devices.c: the engine's side of the prover backend (engine.h, struct engine_backend): the
+ * per-device lock around the backend call only, the witness prefetch before it, and the SRS
+ * tiers (key resident in a device's VRAM, pinned or pageable host memory streamed per proof). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,13 +11,13 @@
 
 static void dev_lock(struct engine *e, unsigned d)
 {
-    if (e->gpu.lock) e->gpu.lock(e->dev_ctx[d]);
+    if (e->be.ops->lock) e->be.ops->lock(e->be.self, d);
     else pthread_mutex_lock(&e->dev_mu[d]);
 }
 
 static void dev_unlock(struct engine *e, unsigned d)
 {
-    if (e->gpu.unlock) e->gpu.unlock(e->dev_ctx[d]);
+    if (e->be.ops->unlock) e->be.ops->unlock(e->be.self, d);
     else pthread_mutex_unlock(&e->dev_mu[d]);
 }
 
@@ -30,7 +31,7 @@ const char *srs_tier(const struct srs_entry *s)
  * seconds for a 44 GiB key, paid by the first proof that streams it). */
 static void pin_streamed_key(struct engine *e, struct srs_entry *s)
 {
-    if (!e->gpu.host_pin) return;
+    if (!e->be.ops->host_pin) return;
     pthread_mutex_lock(&e->mu);
     bool claim = !s->pin_tried;
     s->pin_tried = true;
@@ -44,10 +45,10 @@ static void pin_streamed_key(struct engine *e, struct srs_entry *s)
     uint64_t t0 = cuzk_now_ns();
     int k = 0, rc = CUZK_OK;
     for (; k < G16_PK_VECTORS && !rc; k++)
-        if (v[k] && nb[k]) rc = e->gpu.host_pin(v[k], nb[k], &perr);
+        if (v[k] && nb[k]) rc = e->be.ops->host_pin(e->be.self, v[k], nb[k], &perr);
     if (rc) {
         for (int i = 0; i < k - 1; i++)
-            if (v[i] && nb[i] && e->gpu.host_unpin) e->gpu.host_unpin(v[i]);
+            if (v[i] && nb[i] && e->be.ops->host_unpin) e->be.ops->host_unpin(e->be.self, v[i]);
         cuzk_log(CLOG_WARN, "SRS %s: could not pin its host copy for direct GPU uploads (%s); each "
                  "proof copies it through staging buffers instead", s->id, perr.msg);
         return;
@@ -61,12 +62,12 @@ static void pin_streamed_key(struct engine *e, struct srs_entry *s)
 
 void dev_unpin_entry(struct engine *e, struct srs_entry *s)
 {
-    if (!s->pinned || !e->gpu.host_unpin) return;
+    if (!s->pinned || !e->be.ops->host_unpin) return;
     void *v[G16_PK_VECTORS];
     size_t nb[G16_PK_VECTORS];
     g16_pk_vectors(&s->pk, v, nb);
     for (int k = 0; k < G16_PK_VECTORS; k++)
-        if (v[k] && nb[k]) e->gpu.host_unpin(v[k]);
+        if (v[k] && nb[k]) e->be.ops->host_unpin(e->be.self, v[k]);
     s->pinned = false;
 }
 
@@ -77,17 +78,17 @@ void dev_unpin_entry(struct engine *e, struct srs_entry *s)
 static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, struct cuzk_error *err)
 {
     const uint32_t bit = 1u << d;
-    void *ctx = e->dev_ctx[d];
+    const struct engine_backend_ops *ops = e->be.ops;
     pthread_mutex_lock(&e->mu);
     s->dev_mask |= bit;   /* from here on s may have something on d */
     bool was = (s->vram_mask & bit) != 0;
     pthread_mutex_unlock(&e->mu);
 
-    int rc = e->gpu.load_shape ? e->gpu.load_shape(ctx, &s->shape, err) : CUZK_OK;
-    if (rc) return cuzk_fail_prefix(err, rc, "GPU %d: circuit matrices of %s", e->gpu_ordinals[d], s->id);
+    int rc = ops->load_shape ? ops->load_shape(e->be.self, d, &s->shape, err) : CUZK_OK;
+    if (rc) return cuzk_fail_prefix(err, rc, "GPU %d: circuit matrices of %s", e->be.ordinals[d], s->id);
     struct cuzk_error kerr;
     cuzk_error_clear(&kerr);
-    int krc = e->gpu.load_pk ? e->gpu.load_pk(ctx, &s->pk, &kerr) : CUZK_E_UNSUPPORTED;
+    int krc = ops->load_pk ? ops->load_pk(e->be.self, d, &s->pk, &kerr) : CUZK_E_UNSUPPORTED;
     bool fits = krc == CUZK_OK;
     bool log_stream = false;
     pthread_mutex_lock(&e->mu);
@@ -105,18 +106,18 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
     }
     pthread_mutex_unlock(&e->mu);
     if (fits && !was)
-        cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->gpu_ordinals[d]);
+        cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->be.ordinals[d]);
     if (krc == CUZK_E_GPU_NOMEM || krc == CUZK_E_UNSUPPORTED) {
         if (krc == CUZK_E_GPU_NOMEM) pin_streamed_key(e, s);
         if (log_stream)
             cuzk_log(CLOG_WARN, "SRS %s stays in host memory for GPU %d (%s); its key is streamed "
-                     "to the GPU for each proof", s->id, e->gpu_ordinals[d],
+                     "to the GPU for each proof", s->id, e->be.ordinals[d],
                      krc == CUZK_E_UNSUPPORTED ? "no residency support" : kerr.msg);
         return CUZK_OK;
     }
     if (krc) {
         if (err) *err = kerr;
-        return cuzk_fail_prefix(err, krc, "GPU %d: proving key of %s", e->gpu_ordinals[d], s->id);
+        return cuzk_fail_prefix(err, krc, "GPU %d: proving key of %s", e->be.ordinals[d], s->id);
     }
     return CUZK_OK;
 }
@@ -127,15 +128,16 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
 {
     struct dev_call *c = dev_call;
     struct engine *e = c->e;
+    const struct engine_backend_ops *ops = e->be.ops;
+    if (!e->have_gpu) return ops->prove(e->be.self, 0, out, s, pk, w, t, err);
     /* Only the kernels run under the device lock: the witness was computed before, and the
      * proof assembly (g16_prove) and verification run after this returns. The witness upload
      * runs before the lock, beside the kernels of the prover that holds it. */
-    void *ctx = e->dev_ctx[c->dev];
-    if (e->gpu.stage) {
+    if (ops->stage) {
         struct cuzk_error serr;
         cuzk_error_clear(&serr);
         uint64_t t0 = cuzk_now_ns();
-        int src = e->gpu.stage(ctx, s, w, &serr);
+        int src = ops->stage(e->be.self, c->dev, s, w, &serr);
         if (src)
             cuzk_log(CLOG_DEBUG, "witness not prefetched (worker=%u partition=%u): %s", c->worker, c->part, serr.msg);
         else
@@ -144,11 +146,11 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
     }
     dev_lock(e, c->dev);
     clog_timeline("GPU_START", c->job_id, "worker=%u,partition=%u,gpu=%d", c->worker, c->part,
-                  e->gpu_ordinals[c->dev]);
+                  e->be.ordinals[c->dev]);
     int rc = make_resident(e, c->dev, c->srs, err);
-    if (!rc) rc = e->gpu.backend(out, s, pk, w, ctx, t, err);
+    if (!rc) rc = ops->prove(e->be.self, c->dev, out, s, pk, w, t, err);
     dev_unlock(e, c->dev);
-    if (e->gpu.unstage) e->gpu.unstage(ctx, s, w);
+    if (ops->unstage) ops->unstage(e->be.self, c->dev, s, w);
     return rc;
 }
 
@@ -163,7 +165,7 @@ void dev_upload_all(struct engine *e, struct srs_entry *s)
         dev_unlock(e, d);
         if (rc)
             cuzk_log(CLOG_WARN, "SRS %s not uploaded to GPU %d: %s (it is uploaded at its first "
-                     "proof there)", s->id, e->gpu_ordinals[d], err.msg);
+                     "proof there)", s->id, e->be.ordinals[d], err.msg);
     }
 }
 
@@ -179,7 +181,7 @@ void dev_unload_entry(struct engine *e, struct srs_entry *s)
         /* Contexts know keys by pointer: drop the device copy before the host copy goes, so a
          * later entry allocated at the same address is never taken for this one. */
         dev_lock(e, d);
-        if (e->gpu.unload) e->gpu.unload(e->dev_ctx[d]);
+        if (e->be.ops->unload) e->be.ops->unload(e->be.self, d);
         pthread_mutex_lock(&e->mu);
         s->dev_mask &= ~bit;
         s->vram_mask &= ~bit;
@@ -189,6 +191,6 @@ void dev_unload_entry(struct engine *e, struct srs_entry *s)
         }
         pthread_mutex_unlock(&e->mu);
         dev_unlock(e, d);
-        cuzk_log(CLOG_DEBUG, "SRS unloaded from GPU: circuit=%s gpu=%d", s->id, e->gpu_ordinals[d]);
+        cuzk_log(CLOG_DEBUG, "SRS unloaded from GPU: circuit=%s gpu=%d", s->id, e->be.ordinals[d]);
     }
 }

@@ -1,6 +1,7 @@
 /* engine.c: jobs and their partitions, the ordered synthesis and proving queues, the worker
- * threads (synthesis, then GPU/CPU proving with self-verification), waiters, cancellation,
- * result retention and the status snapshot. */
+ * threads (synthesis, then proving through the backend with self-verification), waiters,
+ * cancellation, result retention and the status snapshot. What is special to a proof kind is
+ * in its kind_<name>.c (registry: kinds.c); the SRS cache is srs.c, the budget budget.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,114 +14,11 @@
 #include "cuzk/util.h"
 #include "engine_internal.h"
 
-#define MiB (1024.0 * 1024.0)
 #define NS_PER_MS 1000000ull
 #define STATUS_KEEP_NS (30ull * 1000000000ull)   /* finished jobs shown in /status this long */
 
-/* ------------------------------------------------------------ proof kinds -- */
+/* ---------------------------------------------------------------- names -- */
 
-/* Circuit-kind registry. parse turns a request into partitions and a circuit id (and may
- * keep the parsed request in j->input); it returns CUZK_E_INVALID_ARG for malformed requests
- * and CUZK_E_UNSUPPORTED for kinds whose circuits are not built in (the job then FAILS with
- * that message). witness runs in a synthesis worker (lock not held): it fills pt->inputs and
- * pt->aux for the SRS's shape and, where the kind can recompute them from the request, the
- * public inputs pt->pub that self-verification checks the proof against. free_input frees
- * j->input. */
-struct kind_def {
-    int kind;
-    const char *name, *label;
-    int default_priority;
-    int (*parse)(struct job *j, const struct engine_request *r, struct cuzk_error *err);
-    int (*witness)(const struct job *j, uint32_t p, struct part *pt, const struct srs_entry *s,
-                   struct cuzk_error *err);
-    void (*free_input)(void *input);
-};
-
-static int parse_synthetic(struct job *j, const struct engine_request *r, struct cuzk_error *err)
-{
-    if (r->synthetic_constraints == 0)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG,
-                         "SYNTHETIC proof needs synthetic_constraints >= 1 (field 100)");
-    if (r->synthetic_constraints > ENGINE_MAX_CONSTRAINTS)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG,
-                         "synthetic_constraints %" PRIu64 " is above the limit %llu",
-                         r->synthetic_constraints, (unsigned long long)ENGINE_MAX_CONSTRAINTS);
-    uint32_t np = r->synthetic_partitions ? r->synthetic_partitions : 1;
-    if (np > ENGINE_MAX_PARTITIONS)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG, "synthetic_partitions %u is above the limit %d",
-                         np, ENGINE_MAX_PARTITIONS);
-    uint64_t seed;
-    if (r->vanilla_proof_len == 8) {   /* optional instance seed, little-endian */
-        seed = 0;
-        for (int i = 7; i >= 0; i--) seed = seed << 8 | r->vanilla_proof[i];
-    } else if (r->vanilla_proof_len == 0) {
-        if (cuzk_os_random(&seed, sizeof seed, err)) return CUZK_E_IO;
-    } else {
-        return cuzk_fail(err, CUZK_E_INVALID_ARG,
-                         "SYNTHETIC vanilla_proof must be empty or an 8-byte seed (got %zu bytes)",
-                         r->vanilla_proof_len);
-    }
-    j->sp.n_constraints = r->synthetic_constraints;
-    j->sp.n_public = SYNTH_PUBLIC_INPUTS;
-    j->n_parts = np;
-    snprintf(j->circuit_id, sizeof j->circuit_id, "synthetic-%" PRIu64, r->synthetic_constraints);
-    j->parts = calloc(np, sizeof *j->parts);
-    if (!j->parts) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
-    for (uint32_t p = 0; p < np; p++) j->parts[p].seed = seed + p;
-    return CUZK_OK;
-}
-
-static int witness_synthetic(const struct job *j, uint32_t p, struct part *pt,
-                             const struct srs_entry *s, struct cuzk_error *err)
-{
-    (void)j;
-    (void)p;
-    pt->inputs = cuzk_malloc((size_t)s->shape.n_inputs * sizeof(fr_t));
-    pt->aux = cuzk_malloc((size_t)(s->shape.n_aux ? s->shape.n_aux : 1) * sizeof(fr_t));
-    if (!pt->inputs || !pt->aux) return cuzk_fail(err, CUZK_E_NOMEM, "witness allocation");
-    return synth_witness(pt->inputs, pt->aux, &s->shape, &s->sp, pt->seed, err);
-}
-
-static int witness_porep(const struct job *j, uint32_t p, struct part *pt,
-                         const struct srs_entry *s, struct cuzk_error *err)
-{
-    return porep_kind_witness(j, p, pt, &s->shape, err);
-}
-
-static int parse_filecoin(struct job *j, const struct engine_request *r, struct cuzk_error *err)
-{
-    (void)r;
-    return cuzk_fail(err, CUZK_E_UNSUPPORTED,
-                     "proof kind %s is not supported yet by this daemon: the Filecoin circuits "
-                     "are not built in (only POREP_SEAL_COMMIT and SYNTHETIC proofs can be proved)",
-                     engine_kind_name(j->kind));
-}
-
-static const struct kind_def kinds[ENGINE_NKINDS] = {
-    {ENGINE_KIND_POREP, "porep-c2", "porep_c2", 2, porep_kind_parse, witness_porep,
-     porep_kind_free_input},
-    {ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_filecoin, NULL, NULL},
-    {ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_filecoin, NULL, NULL},
-    {ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_filecoin, NULL, NULL},
-    {ENGINE_KIND_SYNTHETIC, "synthetic", "synthetic", 2, parse_synthetic, witness_synthetic, NULL},
-};
-
-int engine_kind_index(int kind)
-{
-    for (int i = 0; i < ENGINE_NKINDS; i++)
-        if (kinds[i].kind == kind) return i;
-    return -1;
-}
-const char *engine_kind_name(int kind)
-{
-    int i = engine_kind_index(kind);
-    return i < 0 ? "unknown" : kinds[i].name;
-}
-const char *engine_kind_label(int kind)
-{
-    int i = engine_kind_index(kind);
-    return i < 0 ? "unknown" : kinds[i].label;
-}
 const char *engine_status_name(int status)
 {
     static const char *n[] = {"UNKNOWN", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"};
@@ -251,8 +149,8 @@ static void job_unhash(struct engine *e, struct job *j)
 
 static void job_free_input(struct job *j)
 {
-    int ki = engine_kind_index(j->kind);
-    if (j->input && ki >= 0 && kinds[ki].free_input) kinds[ki].free_input(j->input);
+    const struct kind_def *k = kind_get(j->kind);
+    if (j->input && k && k->free_input) k->free_input(j->input);
     j->input = NULL;
 }
 
@@ -396,8 +294,8 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     for (const char *c = rid; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             return cuzk_fail(err, CUZK_E_INVALID_ARG, "request_id contains control characters");
-    int ki = engine_kind_index(req->kind);
-    if (ki < 0)
+    const struct kind_def *kind = kind_get(req->kind);
+    if (!kind)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "unknown proof_kind %d (expected 1-4 for the Filecoin kinds or 100 for "
                          "SYNTHETIC)", req->kind);
@@ -410,12 +308,12 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     pthread_cond_init(&j->cv, NULL);
     j->kind = req->kind;
     j->dev = -1;
-    j->priority = req->priority ? req->priority : kinds[ki].default_priority;
+    j->priority = req->priority ? req->priority : kind->default_priority;
     if (rid[0]) snprintf(j->id, sizeof j->id, "%s", rid);
     else make_uuid(j->id);
     struct cuzk_error perr;
     cuzk_error_clear(&perr);
-    int prc = kinds[ki].parse(j, req, &perr);
+    int prc = kind->parse(j, req, &perr);
     if (prc && prc != CUZK_E_UNSUPPORTED) {
         job_discard(j);
         if (prc == CUZK_E_NOMEM) return cuzk_fail(err, prc, "%s", perr.msg);
@@ -582,15 +480,6 @@ static void part_fail(struct engine *e, struct job *j, uint32_t p, const char *s
     job_finish(e, j, ENGINE_FAILED, msg);
 }
 
-/* Working-set estimate of one partition: witness, and a/b/c + h for proving. */
-static void part_mem(const struct g16_shape *s, uint64_t *witness, uint64_t *prove)
-{
-    uint64_t n = 1;
-    while (n < s->n_constraints) n <<= 1;
-    *witness = ((uint64_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
-    *prove = 4 * n * sizeof(fr_t);
-}
-
 static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_t p)
 {
     struct part *pt = &j->parts[p];
@@ -611,18 +500,14 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
     }
     pt->srs = s;
     uint64_t mw, mp;
-    part_mem(&s->shape, &mw, &mp);
+    budget_partition(&s->shape, &mw, &mp);
     if (j->state == JOB_DONE) goto drop_locked;
-    if (s->bytes + mw + mp > e->mem_total) {
+    if (budget_fits(e, s->bytes, mw + mp, &perr)) {
         /* it could never run: fail now rather than wait for memory that cannot come */
-        cuzk_fail(&perr, CUZK_E_NOMEM, "needs %.1f MiB (SRS %.1f MiB + working set %.1f MiB) but "
-                  "the whole budget is %.1f MiB ([memory] total_budget)",
-                  (double)(s->bytes + mw + mp) / MiB, (double)s->bytes / MiB,
-                  (double)(mw + mp) / MiB, (double)e->mem_total / MiB);
         part_fail(e, j, p, "memory reservation", &perr);
         goto drop_locked;
     }
-    rc = mem_reserve(e, mw + mp, &perr);
+    rc = budget_reserve(e, mw + mp, &perr);
     if (rc) {
         if (j->state != JOB_DONE) part_fail(e, j, p, "memory reservation", &perr);
         goto drop_locked;
@@ -634,8 +519,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
 
     clog_timeline("SYNTH_START", j->id, "partition=%u,worker=%u", p, w->id);
     uint64_t t0 = cuzk_now_ns();
-    int ki = engine_kind_index(j->kind);
-    rc = kinds[ki].witness(j, p, pt, s, &perr);
+    rc = kind_get(j->kind)->witness(j, p, pt, s, &perr);
     pt->synth_ns = cuzk_now_ns() - t0;
     clog_timeline("SYNTH_END", j->id, "partition=%u,synth_ms=%" PRIu64, p, ms(pt->synth_ns));
 
@@ -660,7 +544,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
 
 drop_locked:
     /* the job ended (cancel/failure) while this partition was in flight: discard it */
-    mem_release(e, pt->mem_witness + pt->mem_prove);
+    budget_release(e, pt->mem_witness + pt->mem_prove);
     pt->mem_witness = pt->mem_prove = 0;
     if (pt->state != PART_FAILED) pt->state = PART_DROPPED;
     job_input_release(j);
@@ -695,15 +579,11 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     if (!skip) {
         clog_timeline("GPU_PICKUP", j->id, "worker=%u,partition=%u", w->id, p);
         uint64_t t0 = cuzk_now_ns();
-        if (w->gpu_ordinal >= 0) {
-            /* dev_backend holds the device lock around the backend's kernels only */
-            struct dev_call dc = {e, w->dev, w->id, p, s, j->id};
-            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, dev_backend, &dc, &t,
-                           &perr);
-        } else {
+        /* dev_backend holds a GPU's lock around the backend's kernels only */
+        if (w->gpu_ordinal < 0)
             clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=cpu", w->id, p);
-            rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, NULL, NULL, &t, &perr);
-        }
+        struct dev_call dc = {e, w->dev, w->id, p, s, j->id};
+        rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, dev_backend, &dc, &t, &perr);
         t1 = cuzk_now_ns();
         pt->gpu_ns = t1 - t0;
         clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64, w->id, p,
@@ -711,7 +591,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);
-    mem_release(e, pt->mem_prove);
+    budget_release(e, pt->mem_prove);
     pt->mem_prove = 0;
     pthread_mutex_unlock(&e->mu);
 
@@ -738,7 +618,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     srs_release(e, s);
 
     pthread_mutex_lock(&e->mu);
-    mem_release(e, pt->mem_witness);   /* second release */
+    budget_release(e, pt->mem_witness);   /* second release */
     pt->mem_witness = 0;
     pt->srs = NULL;
     if (j->state != JOB_DONE) {
@@ -833,24 +713,46 @@ static void *worker_main(void *arg)
 
 /* ------------------------------------------------------------- lifecycle -- */
 
-static uint64_t mem_total_auto(uint64_t margin)
+void engine_config_defaults(struct engine_config *c)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    unsigned long long kb = 0;
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
-    if (f) fclose(f);
-    uint64_t total = kb ? (uint64_t)kb * 1024 : 256ull << 30;
-    return total > margin + (256ull << 20) ? total - margin : 256ull << 20;
+    memset(c, 0, sizeof *c);
+    c->workers_per_device = 2;
+    c->mem_auto = true;
+    c->mem_safety_margin = 5ull << 30;
+    c->srs_min_idle_ms = 300 * 1000;
+    c->result_retention_ms = 3600 * 1000;
+    c->result_retention_count = 1000;
+    snprintf(c->param_cache, sizeof c->param_cache, "/data/zk/params");
+    c->srs_validation = G16_VALIDATE_FULL;
 }
 
-struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu_ops *gpu,
+static void backend_destroy(struct engine_backend *be)
+{
+    if (be->ops && be->ops->destroy && be->self) be->ops->destroy(be->self);
+    be->self = NULL;
+}
+
+struct engine *engine_new(const struct engine_config *cfg, const struct engine_backend *be,
                           struct cuzk_error *err)
 {
+    struct engine_backend cpu;
+    if (!be || !be->ops || !be->ops->prove) {
+        if (be) {
+            struct engine_backend tmp = *be;
+            backend_destroy(&tmp);
+        }
+        engine_backend_cpu(&cpu, be ? be->cpu_reason : NULL);
+        be = &cpu;
+    }
     struct engine *e = calloc(1, sizeof *e);
-    if (!e) { cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); return NULL; }
+    if (!e) {
+        struct engine_backend tmp = *be;
+        backend_destroy(&tmp);
+        cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+        return NULL;
+    }
     e->cfg = *cfg;
+    e->be = *be;
     e->start_ns = cuzk_now_ns();
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->synth_cv, NULL);
@@ -858,37 +760,28 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
     pthread_cond_init(&e->drain_cv, NULL);
     pthread_cond_init(&e->mem_cv, NULL);
     pthread_cond_init(&e->srs_cv, NULL);
-    e->mem_total = cfg->budget_auto ? mem_total_auto(cfg->safety_margin) : cfg->total_budget;
-    cuzk_log(CLOG_INFO, "memory budget initialized: total_budget_mib=%.0f (%s)",
-          (double)e->mem_total / MiB, cfg->budget_auto ? "auto: MemTotal - safety_margin" : "configured");
+    budget_init(e, cfg);
 
-    /* devices: GPUs from the seam (contexts already open, now ours), else CPU provers */
-    if (gpu && gpu->n_devices && gpu->backend && gpu->ctxs) {
-        e->gpu = *gpu;
+    /* devices: the backend's GPUs (contexts already open, now ours), else CPU provers */
+    if (e->be.n_devices) {
         e->have_gpu = true;
-        e->n_dev = gpu->n_devices < CFG_MAX_DEVICES ? gpu->n_devices : CFG_MAX_DEVICES;
-        for (unsigned d = 0; d < e->n_dev; d++) {
-            e->gpu_ordinals[d] = gpu->ordinals ? gpu->ordinals[d] : (int)d;
-            e->dev_ctx[d] = gpu->ctxs[d];
-            pthread_mutex_init(&e->dev_mu[d], NULL);
-        }
-    } else {
-        snprintf(e->cpu_reason, sizeof e->cpu_reason, "%s",
-                 gpu && gpu->cpu_reason ? gpu->cpu_reason : "no GPU backend");
+        e->n_dev = e->be.n_devices < ENGINE_MAX_DEVICES ? e->be.n_devices : ENGINE_MAX_DEVICES;
+        e->be.cpu_reason[0] = 0;
+        for (unsigned d = 0; d < e->n_dev; d++) pthread_mutex_init(&e->dev_mu[d], NULL);
     }
+    unsigned per_dev = cfg->workers_per_device ? cfg->workers_per_device : 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1) ncpu = 1;
-    unsigned n_synth = cfg->max_parallel_synthesis;
+    unsigned n_synth = cfg->synthesis_workers;
     if (!n_synth) n_synth = (unsigned)(ncpu < 18 ? ncpu : 18);
     if (n_synth < 2) n_synth = 2;
-    unsigned n_prove = cfg->gpu_workers_per_device * (e->have_gpu ? e->n_dev : 1);
+    unsigned n_prove = per_dev * (e->have_gpu ? e->n_dev : 1);
     e->n_synth = n_synth;
     e->n_workers = n_synth + n_prove;
     e->workers = calloc(e->n_workers, sizeof *e->workers);
     if (!e->workers) {
         cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
-        for (unsigned d = 0; d < e->n_dev; d++)
-            if (e->dev_ctx[d] && e->gpu.ctx_free) e->gpu.ctx_free(e->dev_ctx[d]);
+        backend_destroy(&e->be);
         free(e);
         return NULL;
     }
@@ -900,8 +793,8 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
         w->prover = i >= n_synth;
         w->gpu_ordinal = -1;
         if (w->prover && e->have_gpu) {
-            w->dev = (i - n_synth) / cfg->gpu_workers_per_device;
-            w->gpu_ordinal = e->gpu_ordinals[w->dev];
+            w->dev = (i - n_synth) / per_dev;
+            w->gpu_ordinal = e->be.ordinals[w->dev];
         }
         if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
             e->stopping = true;
@@ -918,10 +811,10 @@ struct engine *engine_new(const struct cuzk_config *cfg, const struct engine_gpu
     pthread_mutex_unlock(&e->mu);
     if (e->have_gpu)
         cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u GPU(s) x %u prover workers "
-              "sharing one lock per GPU", n_synth, e->n_dev, cfg->gpu_workers_per_device);
+              "sharing one lock per GPU", n_synth, e->n_dev, per_dev);
     else
         cuzk_log(CLOG_INFO, "engine started: %u synthesis workers, %u CPU prover workers "
-              "(proving on the CPU: %s)", n_synth, n_prove, e->cpu_reason);
+              "(proving on the CPU: %s)", n_synth, n_prove, e->be.cpu_reason);
     return e;
 }
 
@@ -982,8 +875,7 @@ void engine_free(struct engine *e)
         job_destroy(e, e->head);
     }
     srs_free_all(e);
-    for (unsigned d = 0; d < e->n_dev; d++)
-        if (e->dev_ctx[d] && e->gpu.ctx_free) e->gpu.ctx_free(e->dev_ctx[d]);
+    backend_destroy(&e->be);   /* closes the devices, after everything on them was unloaded */
     free(e->synth_q.v);
     free(e->prove_q.v);
     for (unsigned d = 0; d < e->n_dev; d++) free(e->dev_q[d].v);
@@ -1002,10 +894,11 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     for (size_t d = 0; d < out->n_gpus; d++) {
         struct engine_gpu_snap *g = &out->gpus[d];
-        g->ordinal = e->gpu_ordinals[d];
+        g->ordinal = e->be.ordinals[d];
         char name[sizeof g->name];
         uint64_t total = 0, free_b = 0;
-        if (e->gpu.info && !e->gpu.info(e->dev_ctx[d], name, sizeof name, &total, &free_b) && name[0])
+        if (e->be.ops->info && !e->be.ops->info(e->be.self, (unsigned)d, name, sizeof name, &total,
+                                                &free_b) && name[0])
             snprintf(g->name, sizeof g->name, "%s", name);
         else
             snprintf(g->name, sizeof g->name, "GPU %d", g->ordinal);
@@ -1013,8 +906,9 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         g->vram_free = free_b;
     }
     out->prover = e->have_gpu ? "gpu" : "cpu";
-    out->cpu_reason = e->cpu_reason;
-    out->validation = e->cfg.srs_validation;
+    out->cpu_reason = e->be.cpu_reason;
+    out->validation = e->cfg.srs_validation == G16_VALIDATE_NONE ? "none"
+                    : e->cfg.srs_validation == G16_VALIDATE_CURVE ? "curve" : "full";
     pthread_mutex_lock(&e->mu);
     uint64_t now = cuzk_now_ns();
     out->uptime_ms = (now - e->start_ns) / NS_PER_MS;

@@ -1,5 +1,9 @@
-/* engine_internal.h: state shared by the engine's files (jobs and workers in engine.c, the SRS
- * cache and memory budget in srs.c). One mutex (engine.mu) guards all of it. */
+/* engine_internal.h: state shared by the engine's files. One mutex (engine.mu) guards all of
+ * it. Files: engine.c (jobs, queues, workers, snapshot), kinds.c (the proof-kind registry) and
+ * one kind_<name>.c per proof kind, srs.c (the SRS cache, generic), budget.c (the memory
+ * budget), devices.c (the per-device lock, residency and tiers over the backend),
+ * backend_cpu.c / backend_gpu.c (the provided backends). docs/life-of-a-proof.md walks a
+ * request through them. */
 #ifndef CUZK_ENGINE_INTERNAL_H
 #define CUZK_ENGINE_INTERNAL_H
 
@@ -7,9 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cuzk/circuits.h"
 #include "cuzk/engine.h"
 #include "cuzk/groth16.h"
+
+struct engine;
+struct job;
+struct part;
+struct kind_def;
 
 /* ---- SRS cache entry: shape + proving key + prepared verifying key of one circuit ---- */
 enum srs_state { SRS_LOADING, SRS_READY };
@@ -17,9 +25,9 @@ struct srs_entry {
     struct srs_entry *next;
     char id[64];
     int state;
-    bool synthetic;
-    struct synth_params sp;         /* synthetic circuits */
-    uint64_t porep_size;            /* PoRep circuits ("porep-2k" ...): sector size, else 0 */
+    const struct kind_def *kind;    /* the proof kind whose circuit this is (it loads it) */
+    uint64_t arg;                   /* the kind's circuit parameter from the id (PoRep: sector
+                                     * size; synthetic: constraints; see the kind's srs_match) */
     bool has_shape;
     struct g16_shape shape;
     struct g16_pk pk;
@@ -37,13 +45,23 @@ struct srs_entry {
     bool pinned, pin_tried;
 };
 
-struct engine;
+/* ---- memory budget (budget.c) ----
+ * One number of bytes (budget_init: [memory] total_budget, or MemTotal - safety_margin) that
+ * every large allocation reserves first: SRS entries while loaded, partitions' working sets
+ * (witness + proving) from before synthesis until after proving (released in two steps). */
+void budget_init(struct engine *e, const struct engine_config *c);
+/* e->mu held. Blocks until n fits (evicting idle SRS entries, which drops e->mu meanwhile);
+ * CUZK_E_NOMEM at once if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown. */
+int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err);
+void budget_release(struct engine *e, uint64_t n);   /* e->mu held; wakes waiters */
+/* Working-set estimate of one partition of shape s: the witness, and a/b/c + h for proving. */
+void budget_partition(const struct g16_shape *s, uint64_t *witness, uint64_t *prove);
+/* CUZK_E_NOMEM, saying by how much, when an SRS of srs_bytes plus a working set could never
+ * fit the budget (the partition fails now instead of waiting for memory that cannot come). */
+int budget_fits(const struct engine *e, uint64_t srs_bytes, uint64_t working,
+                struct cuzk_error *err);
 
-/* Memory budget (e->mu held). Reserve blocks until it fits (evicting idle SRS entries) and
- * fails fast with CUZK_E_NOMEM if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown. */
-int mem_reserve(struct engine *e, uint64_t n, struct cuzk_error *err);
-void mem_release(struct engine *e, uint64_t n);
-
+/* ---- SRS cache (srs.c): generic; the kinds load their circuits' entries ---- */
 /* Take a reference on a ready entry, loading it first if needed (e->mu NOT held). *waited_ns:
  * how long this caller waited for a load (its own or another's). */
 int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64_t *waited_ns,
@@ -59,21 +77,64 @@ int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *free
 uint64_t srs_evict_lru(struct engine *e, uint64_t need, struct srs_entry **victims);
 void srs_free_list(struct engine *e, struct srs_entry *victims);   /* e->mu NOT held */
 void srs_free_all(struct engine *e);
-/* Validate a circuit id; fills the synthetic params when it is "synthetic-<N>" and the
- * sector size when it is a PoRep id ("porep-2k" ... "porep-64g"; 0 otherwise). */
-int srs_parse_id(const char *id, bool *synthetic, struct synth_params *sp, uint64_t *porep_size,
-                 struct cuzk_error *err);
+/* Helpers for the kinds' srs_load hooks (e->mu NOT held). srs_charge reserves bytes from the
+ * budget for x (added to x->bytes, released when x goes). */
+int srs_charge(struct engine *e, struct srs_entry *x, uint64_t bytes, struct cuzk_error *err);
+bool srs_file_size(const char *path, uint64_t *size);     /* false: no such regular file */
+/* Read a .params file into x->pk with [srs] validation and the digest cache, and log how. */
+int srs_read_params(struct engine *e, struct srs_entry *x, const char *path,
+                    struct cuzk_error *err);
+/* A key with no circuit here: param_cache/<file>, charged its file size. */
+int srs_load_file(struct engine *e, struct srs_entry *x, const char *file, struct cuzk_error *err);
+uint64_t srs_shape_bytes(const struct g16_shape *s);      /* memory of a loaded shape */
+uint64_t srs_pk_bytes(const struct g16_shape *s);         /* of a proving key for s */
+/* CUZK_E_FORMAT naming path when a key read from a file does not fit the circuit s. */
+int srs_pk_matches(const struct g16_pk *pk, const struct g16_shape *s, const char *path,
+                   struct cuzk_error *err);
+/* "vram", "pinned", "host" or "loading" (e->mu held). */
+const char *srs_tier(const struct srs_entry *s);
 
-#define SYNTH_PUBLIC_INPUTS 2     /* public inputs of every synthetic circuit (besides ONE) */
+/* ---- proof kinds (kinds.c: the registry table; kind_<name>.c: one file per kind) ----
+ * Adding a kind: a kind_<name>.c defining its struct kind_def, and its row in kinds.c.
+ * parse turns a request into partitions and a circuit id (and may keep what it parsed in
+ * j->input); CUZK_E_INVALID_ARG for malformed requests, CUZK_E_UNSUPPORTED for kinds whose
+ * circuits are not built in (the job then FAILS with that message). witness runs in a
+ * synthesis worker (lock not held): it fills pt->inputs and pt->aux for the SRS's shape and,
+ * where the kind can recompute them from the request, the public inputs pt->pub that
+ * self-verification checks the proof against. free_input frees j->input. srs_match says
+ * whether a circuit id is this kind's (CUZK_E_NOT_FOUND: it is not; another error: it is,
+ * malformed) and gives its parameter; srs_load fills a new entry (shape, key) and charges
+ * the budget through srs_charge (e->mu NOT held); the cache then prepares the verifying key. */
+struct kind_def {
+    int kind;                       /* enum engine_kind */
+    const char *name, *label;       /* engine_kind_name / engine_kind_label */
+    int default_priority;
+    int (*parse)(struct job *j, const struct engine_request *r, struct cuzk_error *err);
+    int (*witness)(const struct job *j, uint32_t p, struct part *pt, const struct srs_entry *s,
+                   struct cuzk_error *err);
+    void (*free_input)(void *input);
+    const char *circuit_ids;        /* for messages: "porep-2k, porep-8m, ..." */
+    int (*srs_match)(const char *id, uint64_t *arg, struct cuzk_error *err);
+    int (*srs_load)(struct engine *e, struct srs_entry *x, struct cuzk_error *err);
+};
+extern const struct kind_def kind_porep, kind_snap, kind_window_post, kind_winning_post,
+    kind_synthetic;
+/* The registry row of a wire kind (NULL if unknown) and its dense index (engine_kind_index). */
+const struct kind_def *kind_get(int kind);
+/* The kind a circuit id belongs to and its parameter; CUZK_E_INVALID_ARG for an unknown or
+ * malformed id, naming the ids that exist. */
+int kind_for_circuit(const char *id, const struct kind_def **k, uint64_t *arg,
+                     struct cuzk_error *err);
 
 /* A queued partition. Heap order: priority (high first), then job seq, then partition. */
 struct job;
 struct qitem { struct job *job; uint32_t part; };
 struct pqueue { struct qitem *v; size_t n, cap; };
 
-/* ---- GPU devices (devices.c): the per-device lock, SRS residency, the locked backend ---- */
+/* ---- devices (devices.c): the per-device lock, SRS residency and the prove call ---- */
 /* The backend call of one partition on engine device d, for g16_prove (ctx = this struct):
- * takes the device lock, makes the entry resident, runs the seam's backend, unlocks. */
+ * on a device, stages the witness, takes the device lock, makes the entry resident, runs the
+ * backend's prove and unlocks; on the CPU backend, just its prove. */
 struct dev_call {
     struct engine *e;
     unsigned dev, worker, part;
@@ -89,15 +150,13 @@ void dev_upload_all(struct engine *e, struct srs_entry *s);
 void dev_unload_entry(struct engine *e, struct srs_entry *s);
 /* Unpin a pinned entry's host key (before it is freed). */
 void dev_unpin_entry(struct engine *e, struct srs_entry *s);
-/* "vram", "host" or "loading" (e->mu held). */
-const char *srs_tier(const struct srs_entry *s);
 
 /* ---- jobs ---- */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 struct part {
     int state;                      /* enum engine_part_state */
-    uint64_t seed;                  /* synthetic witness instance */
+    uint64_t seed;                  /* the kind's instance (synthetic: witness seed) */
     uint64_t synth_ns, gpu_ns;
     fr_t *inputs, *aux;             /* witness, between synthesis and proving */
     fr_t *pub;                      /* public inputs recomputed from the request (ONE excluded)
@@ -116,7 +175,6 @@ struct job {
     bool orphan;                    /* replaced by a resubmission; freed when refs == 0 */
     unsigned refs;                  /* waiters + partitions in flight */
     char circuit_id[64];
-    struct synth_params sp;
     void *input;                    /* the kind's parsed request (PoRep: struct fil_c1), shared
                                      * read-only by the synthesis workers; freed once no
                                      * partition can need it any more (job_input_release) */
@@ -130,30 +188,13 @@ struct job {
     pthread_cond_t cv;              /* signalled when the job finishes */
 };
 
-/* ---- the PoRep kind (porep_kind.c) ---- */
-struct part;
-/* Parse the C1 wrapper of a POREP_SEAL_COMMIT request into j->input, j->n_parts, j->parts
- * and j->circuit_id. CUZK_E_INVALID_ARG with the parser's JSON-path message when malformed. */
-int porep_kind_parse(struct job *j, const struct engine_request *r, struct cuzk_error *err);
-/* Witness of partition p (synthesis worker, lock not held) into pt->inputs / pt->aux, and
- * the public inputs recomputed from the C1's commitments into pt->pub. */
-int porep_kind_witness(const struct job *j, uint32_t p, struct part *pt,
-                       const struct g16_shape *shape, struct cuzk_error *err);
-void porep_kind_free_input(void *input);
-/* srs.c: load a PoRep SRS entry (x->porep_size set): .params by the v28 name in param_cache, the
- * shape from the .shape file next to it or built (and saved there) once. */
-int srs_load_porep(struct engine *e, struct srs_entry *x, struct cuzk_error *err);
-/* sector size -> circuit id ("porep-2k", ...); NULL for a size without a PoRep circuit. */
-const char *porep_circuit_id(uint64_t sector_size);
-
-
 struct worker {
     struct engine *e;
     pthread_t thread;
     unsigned id;
     bool prover;
     int gpu_ordinal;                /* -1 = CPU */
-    unsigned dev;                   /* index into e->dev_mu / e->dev_ctx */
+    unsigned dev;                   /* engine device index (be.ordinals, dev_mu, dev_q) */
     bool busy;
     char job_id[ENGINE_ID_MAX];
     int kind, partition;
@@ -169,7 +210,7 @@ struct kind_counters {
 
 struct engine {
     pthread_mutex_t mu;
-    struct cuzk_config cfg;
+    struct engine_config cfg;
     uint64_t start_ns;
     bool stopping;                  /* no new work; queues drained */
     /* jobs */
@@ -183,13 +224,10 @@ struct engine {
     /* workers */
     struct worker *workers;
     unsigned n_workers, n_synth, n_live;
-    struct engine_gpu_ops gpu;
-    bool have_gpu;
-    char cpu_reason[CUZK_ERR_MSG_MAX + 64];   /* why the CPU proves ("" with GPUs) */
-    int gpu_ordinals[CFG_MAX_DEVICES];
-    pthread_mutex_t dev_mu[CFG_MAX_DEVICES];  /* when the seam has no lock of its own */
-    void *dev_ctx[CFG_MAX_DEVICES];
-    struct pqueue dev_q[CFG_MAX_DEVICES];     /* synthesized partitions of jobs bound to a GPU */
+    struct engine_backend be;       /* owned; be.cpu_reason: why the CPU proves ("" with GPUs) */
+    bool have_gpu;                  /* be.n_devices > 0 */
+    pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES];  /* when the backend has no lock of its own */
+    struct pqueue dev_q[ENGINE_MAX_DEVICES];     /* synthesized partitions of jobs bound to a GPU */
     unsigned n_dev;
     /* memory budget */
     uint64_t mem_total, mem_used;

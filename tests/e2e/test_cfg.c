@@ -1,7 +1,7 @@
 /* test_cfg.c: the daemon configuration reader against hand-written expectations: built-in
  * defaults, every value form, size/duration units, line-numbered errors naming key and value,
  * warnings for unknown / deprecated / ineffective keys, and TOML syntax errors. */
-#include "cuzk/cfg.h"
+#include "cfg.h"
 #include "test.h"
 
 struct warns { int n; char last[600]; char all[4000]; };
@@ -178,4 +178,29 @@ TEST(srs_validation_key)
     ASSERT_CODE(parse(&c, "[srs]\nvalidation = true\n", &w, err), CUZK_E_FORMAT, err);
     ASSERT_STR_CONTAINS(err->msg, "[srs] validation = true");
     ASSERT_CODE(parse(&c, "[srs]\nvalidation = \"FULL\"\n", &w, err), CUZK_E_FORMAT, err);
+}
+
+TEST(gpu_option_keys)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    /* defaults: nothing reserved, key resident when it fits, no trace */
+    cfg_defaults(&c);
+    ASSERT_EQ_U64(c.gpu_vram_reserve_mib, 0);
+    ASSERT(!c.gpu_stream_key && !c.gpu_trace);
+    ASSERT_STR_CONTAINS(cfg_default_toml, "vram_reserve_mib = 0 ");
+    ASSERT_STR_CONTAINS(cfg_default_toml, "stream_key = false ");
+    ASSERT_STR_CONTAINS(cfg_default_toml, "trace = false ");
+    ASSERT_OK(parse(&c, "[gpus]\nvram_reserve_mib = 2048\nstream_key = true\ntrace = true\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+    ASSERT_EQ_U64(c.gpu_vram_reserve_mib, 2048);
+    ASSERT(c.gpu_stream_key && c.gpu_trace);
+    ASSERT_CODE(parse(&c, "[gpus]\nvram_reserve_mib = \"2GiB\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "cuzk.toml:2: [gpus] vram_reserve_mib = \"2GiB\": expected an integer number of MiB");
+    ASSERT_CODE(parse(&c, "[gpus]\nvram_reserve_mib = -1\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_CODE(parse(&c, "[gpus]\nstream_key = 1\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[gpus] stream_key = 1: expected true or false");
+    ASSERT_CODE(parse(&c, "[gpus]\ntrace = \"yes\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[gpus] trace = \"yes\": expected true or false");
 }

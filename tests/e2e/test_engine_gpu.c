@@ -1,4 +1,5 @@
-/* test_engine_gpu.c: the engine's GPU worker logic with fake devices (CI has no GPU): the
+/* test_engine_gpu.c: the engine's GPU worker logic with fake devices behind the engine's
+ * backend interface (struct engine_backend; CI has no GPU): the
  * backend runs only under its device's lock and never twice at once on a device, every
  * partition of a job runs on one device, the SRS tiers (VRAM after PreloadSRS, host when the
  * key does not fit, one resident key per device), unload on evict, contexts freed, and the
@@ -37,26 +38,30 @@ static unsigned violations_unlocked, violations_overlap, violations_mixed;
 static struct { const struct g16_shape *shape; int dev; } seen[64];
 static unsigned n_seen;
 
-static int f_info(void *ctx, char *name, size_t cap, uint64_t *total, uint64_t *free_b)
+/* the backend's self is the fakes array; device d is fakes[d] */
+static int f_info(void *self, unsigned d, char *name, size_t cap, uint64_t *total, uint64_t *free_b)
 {
-    struct fake_gpu *g = ctx;
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     snprintf(name, cap, "Fake GPU %d", g->ordinal);
     *total = 16ull << 30;
     *free_b = 8ull << 30;
     return CUZK_OK;
 }
-static void f_free(void *ctx) { ((struct fake_gpu *)ctx)->freed++; }
-static __thread int t_holds;   /* this thread holds a device lock */
-static void f_lock(void *ctx)
+static void f_destroy(void *self)
 {
-    struct fake_gpu *g = ctx;
+    for (int d = 0; d < NDEV; d++) ((struct fake_gpu *)self)[d].freed++;
+}
+static __thread int t_holds;   /* this thread holds a device lock */
+static void f_lock(void *self, unsigned d)
+{
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     pthread_mutex_lock(&g->mu);
     g->held = 1;
     t_holds = 1;
 }
-static void f_unlock(void *ctx)
+static void f_unlock(void *self, unsigned d)
 {
-    struct fake_gpu *g = ctx;
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     t_holds = 0;
     g->held = 0;
     pthread_mutex_unlock(&g->mu);
@@ -75,9 +80,10 @@ static bool stage_take(const void *aux)
         }
     return false;
 }
-static int f_stage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w, struct cuzk_error *err)
+static int f_stage(void *self, unsigned d, const struct g16_shape *s, const struct g16_assignment *w,
+                   struct cuzk_error *err)
 {
-    (void)ctx, (void)s, (void)err;
+    (void)self, (void)d, (void)s, (void)err;
     pthread_mutex_lock(&rec_mu);
     if (t_holds) violations_stage++;   /* the upload must not hold the device lock */
     n_stage++;
@@ -88,25 +94,25 @@ static int f_stage(void *ctx, const struct g16_shape *s, const struct g16_assign
     pthread_mutex_unlock(&rec_mu);
     return CUZK_OK;
 }
-static void f_unstage(void *ctx, const struct g16_shape *s, const struct g16_assignment *w)
+static void f_unstage(void *self, unsigned d, const struct g16_shape *s, const struct g16_assignment *w)
 {
-    (void)ctx, (void)s;
+    (void)self, (void)d, (void)s;
     pthread_mutex_lock(&rec_mu);
     if (t_holds) violations_stage++;
     if (stage_take(w->aux)) n_dropped++;
     pthread_mutex_unlock(&rec_mu);
 }
-static int f_load_shape(void *ctx, const struct g16_shape *s, struct cuzk_error *err)
+static int f_load_shape(void *self, unsigned d, const struct g16_shape *s, struct cuzk_error *err)
 {
     (void)err;
-    struct fake_gpu *g = ctx;
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     if (!g->held) violations_unlocked++;
     g->shape = s;
     return CUZK_OK;
 }
-static int f_load_pk(void *ctx, const struct g16_pk *pk, struct cuzk_error *err)
+static int f_load_pk(void *self, unsigned d, const struct g16_pk *pk, struct cuzk_error *err)
 {
-    struct fake_gpu *g = ctx;
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     if (!g->held) violations_unlocked++;
     if (g->pk == pk) return CUZK_OK;
     g->pk = NULL;   /* like the real context: the old key goes first */
@@ -114,20 +120,20 @@ static int f_load_pk(void *ctx, const struct g16_pk *pk, struct cuzk_error *err)
     g->pk = pk;
     return CUZK_OK;
 }
-static void f_unload(void *ctx)
+static void f_unload(void *self, unsigned d)
 {
-    struct fake_gpu *g = ctx;
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     if (!g->held) violations_unlocked++;
     g->pk = NULL;
     g->shape = NULL;
     g->unloads++;
 }
-static int f_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                     const struct g16_assignment *w, void *ctx, struct g16_timings *t,
-                     struct cuzk_error *err)
+static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                   const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                   struct cuzk_error *err)
 {
-    struct fake_gpu *g = ctx;
-    int dev = (int)(g - fakes);
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
+    int dev = (int)d;
     if (__atomic_add_fetch(&g->inside, 1, __ATOMIC_SEQ_CST) != 1) violations_overlap++;
     pthread_mutex_lock(&rec_mu);
     if (!g->held) violations_unlocked++;
@@ -154,8 +160,9 @@ static int f_backend(struct g16_msm_results *out, const struct g16_shape *s, con
 static unsigned n_pins, n_unpins;
 static size_t pinned_bytes;
 static bool pin_fail;
-static int f_pin(void *p, size_t bytes, struct cuzk_error *err)
+static int f_pin(void *self, void *p, size_t bytes, struct cuzk_error *err)
 {
+    (void)self;
     ASSERT(p && bytes);
     pthread_mutex_lock(&rec_mu);
     bool fail = pin_fail;
@@ -163,8 +170,9 @@ static int f_pin(void *p, size_t bytes, struct cuzk_error *err)
     pthread_mutex_unlock(&rec_mu);
     return fail ? cuzk_fail(err, CUZK_E_GPU, "fake: cudaHostRegister: out of locked memory") : CUZK_OK;
 }
-static void f_unpin(void *p)
+static void f_unpin(void *self, void *p)
 {
+    (void)self;
     ASSERT(p);
     pthread_mutex_lock(&rec_mu);
     n_unpins++;
@@ -172,7 +180,11 @@ static void f_unpin(void *p)
 }
 
 static const int ordinals[NDEV] = {3, 5};
-static void *ctxs[NDEV];
+static const struct engine_backend_ops fake_ops = {
+    .prove = f_prove, .info = f_info, .lock = f_lock, .unlock = f_unlock,
+    .load_shape = f_load_shape, .load_pk = f_load_pk, .unload = f_unload, .stage = f_stage,
+    .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .destroy = f_destroy,
+};
 
 static struct engine *start(void)
 {
@@ -180,29 +192,28 @@ static struct engine *start(void)
         memset(&fakes[d], 0, sizeof fakes[d]);
         fakes[d].ordinal = ordinals[d];
         pthread_mutex_init(&fakes[d].mu, NULL);
-        ctxs[d] = &fakes[d];
     }
-    struct engine_gpu_ops ops = {
-        .n_devices = NDEV, .ordinals = ordinals, .ctxs = ctxs, .info = f_info, .ctx_free = f_free,
-        .lock = f_lock, .unlock = f_unlock, .load_shape = f_load_shape, .load_pk = f_load_pk,
-        .unload = f_unload, .host_pin = f_pin, .host_unpin = f_unpin, .backend = f_backend,
-        .stage = f_stage, .unstage = f_unstage,
-    };
+    struct engine_backend be;
+    memset(&be, 0, sizeof be);
+    be.ops = &fake_ops;
+    be.self = fakes;
+    be.n_devices = NDEV;
+    memcpy(be.ordinals, ordinals, sizeof ordinals);
     memset(staged, 0, sizeof staged);
     n_stage = n_taken = n_dropped = violations_stage = 0;
     n_pins = n_unpins = 0;
     pinned_bytes = 0;
     pin_fail = false;
-    struct cuzk_config cfg;
-    cfg_defaults(&cfg);
-    cfg.budget_auto = false;
-    cfg.total_budget = 1ull << 30;
-    cfg.gpu_workers_per_device = 2;
-    cfg.max_parallel_synthesis = 2;
+    struct engine_config cfg;
+    engine_config_defaults(&cfg);
+    cfg.mem_auto = false;
+    cfg.mem_budget = 1ull << 30;
+    cfg.workers_per_device = 2;
+    cfg.synthesis_workers = 2;
     snprintf(cfg.param_cache, sizeof cfg.param_cache, "/nonexistent-cuzk-test");   /* local setups */
     clog_set_level(CLOG_WARN);
     struct cuzk_error err_s, *err = &err_s;
-    struct engine *e = engine_new(&cfg, &ops, err);
+    struct engine *e = engine_new(&cfg, &be, err);
     ASSERT_MSG(e, "engine_new: %s", err->msg);
     return e;
 }
@@ -352,16 +363,15 @@ TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
 TEST_T(no_gpu_means_cpu_provers_with_reason, 60)
 {
     struct cuzk_error err_s, *err = &err_s;
-    struct engine_gpu_ops ops;
-    memset(&ops, 0, sizeof ops);
-    ops.cpu_reason = "no GPU found (test)";
-    struct cuzk_config cfg;
-    cfg_defaults(&cfg);
-    cfg.budget_auto = false;
-    cfg.total_budget = 1ull << 30;
-    cfg.gpu_workers_per_device = 3;
+    struct engine_backend be;
+    engine_backend_cpu(&be, "no GPU found (test)");
+    struct engine_config cfg;
+    engine_config_defaults(&cfg);
+    cfg.mem_auto = false;
+    cfg.mem_budget = 1ull << 30;
+    cfg.workers_per_device = 3;
     clog_set_level(CLOG_WARN);
-    struct engine *e = engine_new(&cfg, &ops, err);
+    struct engine *e = engine_new(&cfg, &be, err);
     ASSERT_MSG(e, "engine_new: %s", err->msg);
     struct engine_snapshot s;
     ASSERT_OK(engine_snapshot(e, &s, err), err);

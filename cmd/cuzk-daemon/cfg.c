@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/cfg.h"
+#include "cfg.h"
 
 #define GiB (1024ull * 1024 * 1024)
 #define MiB (1024ull * 1024)
@@ -35,6 +35,9 @@ const char cfg_default_toml[] =
     "devices = []                              # empty = every GPU found\n"
     "gpu_threads = 0                           # accepted; no effect yet (shared pool)\n"
     "gpu_workers_per_device = 2                # provers per GPU (CPU provers without a GPU)\n"
+    "vram_reserve_mib = 0                      # device memory left to other processes\n"
+    "stream_key = false                        # stream the key per proof even when it fits\n"
+    "trace = false                             # a stderr line per GPU allocation and MSM plan\n"
     "\n"
     "[scheduler]\n"
     "max_batch_size = 1\n"
@@ -439,6 +442,19 @@ static int k_gpu_threads(struct cuzk_config *c, const struct tval *v, struct key
 static int k_gpu_workers(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_uint(&c->gpu_workers_per_device, v, k, 1, 16); }
 
+static int k_vram_reserve(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    /* MiB as an integer (not a size string): upstream-style GPU keys are plain numbers */
+    if (v->type != T_INT || v->i < 0 || v->i > (1ll << 24))
+        return bad(k, "expected an integer number of MiB from 0 to 16777216");
+    c->gpu_vram_reserve_mib = (uint64_t)v->i;
+    return CUZK_OK;
+}
+static int k_stream_key(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_bool(&c->gpu_stream_key, v, k); }
+static int k_gpu_trace(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_bool(&c->gpu_trace, v, k); }
+
 static int k_batch_size(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
     int rc = get_uint(&c->max_batch_size, v, k, 1, 64);
@@ -560,6 +576,9 @@ static const struct key_def {
     {"gpus", "devices", k_devices},
     {"gpus", "gpu_threads", k_gpu_threads},
     {"gpus", "gpu_workers_per_device", k_gpu_workers},
+    {"gpus", "vram_reserve_mib", k_vram_reserve},
+    {"gpus", "stream_key", k_stream_key},
+    {"gpus", "trace", k_gpu_trace},
     {"scheduler", "max_batch_size", k_batch_size},
     {"scheduler", "max_batch_wait_ms", k_batch_wait},
     {"scheduler", "sort_by_type", k_sort_by_type},

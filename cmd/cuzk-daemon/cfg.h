@@ -1,8 +1,9 @@
-/* cfg.h: the daemon's configuration: a TOML-subset reader, upstream cuzk's sections and keys,
- * built-in defaults (an empty file is valid) and validation with line-numbered errors.
+/* cfg.h: the daemon's configuration (cuzk-daemon only; the engine gets an engine_config made
+ * from it in main.c): a TOML-subset reader, upstream cuzk's sections and keys, built-in
+ * defaults (an empty file is valid) and validation with line-numbered errors.
  * See docs/daemon.md ("Configuration"). */
-#ifndef CUZK_CFG_H
-#define CUZK_CFG_H
+#ifndef CUZK_DAEMON_CFG_H
+#define CUZK_DAEMON_CFG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +34,9 @@ struct cuzk_config {
     unsigned n_devices;
     unsigned gpu_threads;                /* CPU threads for the GPU backend; 0 = all CPUs */
     unsigned gpu_workers_per_device;     /* >= 1; also the CPU prover count without GPUs */
+    uint64_t gpu_vram_reserve_mib;       /* device memory left to other processes, MiB */
+    bool gpu_stream_key;                 /* stream the key per proof even when it fits */
+    bool gpu_trace;                      /* a stderr line per device allocation and MSM plan */
     /* [scheduler] */
     unsigned max_batch_size;             /* accepted; batching is not implemented (warned) */
     uint64_t max_batch_wait_ms;

@@ -1,4 +1,5 @@
-/* log.c: leveled human/JSON log lines and TIMELINE events on stderr (one write per line). */
+/* log.c: leveled human/JSON log lines and TIMELINE events on stderr (one write per line);
+ * the core library's logger (include/cuzk/log.h), configured by the daemon. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>

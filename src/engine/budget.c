@@ -1,0 +1,91 @@
+/* budget.c: the engine's memory budget: one number of bytes that every large allocation
+ * reserves before it allocates (SRS entries, partitions' working sets). A reservation that
+ * does not fit evicts idle SRS entries or waits; one that could never fit fails at once. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cuzk/log.h"
+#include "engine_internal.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* MemTotal - margin, at least 256 MiB (256 GiB when /proc/meminfo cannot be read). */
+static uint64_t mem_total_auto(uint64_t margin)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    uint64_t total = kb ? (uint64_t)kb * 1024 : 256ull << 30;
+    return total > margin + (256ull << 20) ? total - margin : 256ull << 20;
+}
+
+void budget_init(struct engine *e, const struct engine_config *c)
+{
+    e->mem_total = c->mem_auto ? mem_total_auto(c->mem_safety_margin) : c->mem_budget;
+    e->mem_used = 0;
+    cuzk_log(CLOG_INFO, "memory budget initialized: total_budget_mib=%.0f (%s)",
+             (double)e->mem_total / MiB, c->mem_auto ? "auto: MemTotal - safety_margin" : "configured");
+}
+
+int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err)
+{
+    if (n > e->mem_total)
+        return cuzk_fail(err, CUZK_E_NOMEM,
+                         "needs %.1f MiB of memory but the whole budget is %.1f MiB "
+                         "([memory] total_budget)", (double)n / MiB, (double)e->mem_total / MiB);
+    bool logged = false;
+    while (e->mem_used + n > e->mem_total) {
+        if (e->stopping) return cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
+        struct srs_entry *victims = NULL;
+        uint64_t freed = srs_evict_lru(e, e->mem_used + n - e->mem_total, &victims);
+        if (freed) {
+            /* Freeing may wait for a device lock (GPU unload): not under the engine lock,
+             * which callers already expect to be dropped here (as by the timed wait). */
+            pthread_mutex_unlock(&e->mu);
+            srs_free_list(e, victims);
+            pthread_mutex_lock(&e->mu);
+            budget_release(e, freed);
+            continue;
+        }
+        if (!logged) {
+            cuzk_log(CLOG_DEBUG, "waiting for memory: need %.1f MiB, %.1f of %.1f MiB in use",
+                     (double)n / MiB, (double)e->mem_used / MiB, (double)e->mem_total / MiB);
+            logged = true;
+        }
+        /* Timed wait: idle entries become evictable with time, not only on release. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&e->mem_cv, &e->mu, &ts);
+    }
+    e->mem_used += n;
+    return CUZK_OK;
+}
+
+void budget_release(struct engine *e, uint64_t n)
+{
+    e->mem_used = n > e->mem_used ? 0 : e->mem_used - n;
+    pthread_cond_broadcast(&e->mem_cv);
+}
+
+void budget_partition(const struct g16_shape *s, uint64_t *witness, uint64_t *prove)
+{
+    uint64_t n = 1;
+    while (n < s->n_constraints) n <<= 1;
+    *witness = ((uint64_t)s->n_inputs + s->n_aux) * sizeof(fr_t);
+    *prove = 4 * n * sizeof(fr_t);
+}
+
+int budget_fits(const struct engine *e, uint64_t srs_bytes, uint64_t working,
+                struct cuzk_error *err)
+{
+    if (srs_bytes + working <= e->mem_total) return CUZK_OK;
+    return cuzk_fail(err, CUZK_E_NOMEM, "needs %.1f MiB (SRS %.1f MiB + working set %.1f MiB) but "
+                     "the whole budget is %.1f MiB ([memory] total_budget)",
+                     (double)(srs_bytes + working) / MiB, (double)srs_bytes / MiB,
+                     (double)working / MiB, (double)e->mem_total / MiB);
+}

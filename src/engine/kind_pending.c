@@ -1,0 +1,71 @@
+/* kind_pending.c: the Filecoin kinds whose circuits are not built in yet (SNAP_DEALS_UPDATE,
+ * WINDOW_POST_PARTITION, WINNING_POST): their requests FAIL saying so, and their SRS ids can
+ * still be preloaded and evicted from the published v28 parameter files. When a circuit lands
+ * its kind moves to a kind_<name>.c of its own, following kind_porep.c, and its row in kinds.c
+ * points there. */
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* Parameter files as published in parameters.json, per circuit id. */
+static const struct { int kind; const char *id, *file; } params[] = {
+    {ENGINE_KIND_WINDOW_POST, "wpost-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc.params"},
+    {ENGINE_KIND_WINNING_POST, "winning-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e.params"},
+    {ENGINE_KIND_SNAP, "snap-32g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18.params"},
+    {ENGINE_KIND_SNAP, "snap-64g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7.params"},
+};
+#define N_PARAMS (sizeof params / sizeof params[0])
+
+static int parse_pending(struct job *j, const struct engine_request *r, struct cuzk_error *err)
+{
+    (void)r;
+    return cuzk_fail(err, CUZK_E_UNSUPPORTED,
+                     "proof kind %s is not supported yet by this daemon: the Filecoin circuits "
+                     "are not built in (only POREP_SEAL_COMMIT and SYNTHETIC proofs can be proved)",
+                     engine_kind_name(j->kind));
+}
+
+/* arg: the row in params[] */
+static int match(int kind, const char *id, uint64_t *arg)
+{
+    for (size_t i = 0; i < N_PARAMS; i++)
+        if (params[i].kind == kind && !strcmp(id, params[i].id)) {
+            *arg = i;
+            return CUZK_OK;
+        }
+    return CUZK_E_NOT_FOUND;
+}
+static int match_snap(const char *id, uint64_t *arg, struct cuzk_error *err)
+{
+    (void)err;
+    return match(ENGINE_KIND_SNAP, id, arg);
+}
+static int match_window(const char *id, uint64_t *arg, struct cuzk_error *err)
+{
+    (void)err;
+    return match(ENGINE_KIND_WINDOW_POST, id, arg);
+}
+static int match_winning(const char *id, uint64_t *arg, struct cuzk_error *err)
+{
+    (void)err;
+    return match(ENGINE_KIND_WINNING_POST, id, arg);
+}
+
+/* The key only: there is no circuit to check it against or to prove with yet. */
+static int load_pending(struct engine *e, struct srs_entry *x, struct cuzk_error *err)
+{
+    return srs_load_file(e, x, params[x->arg].file, err);
+}
+
+const struct kind_def kind_snap = {
+    ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_pending, NULL, NULL,
+    "snap-32g, snap-64g", match_snap, load_pending,
+};
+const struct kind_def kind_window_post = {
+    ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_pending, NULL, NULL,
+    "wpost-32g", match_window, load_pending,
+};
+const struct kind_def kind_winning_post = {
+    ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_pending, NULL, NULL,
+    "winning-32g", match_winning, load_pending,
+};
