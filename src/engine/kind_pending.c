@@ -57,15 +57,19 @@ static int load_pending(struct engine *e, struct srs_entry *x, struct cuzk_error
     return srs_load_file(e, x, params[x->arg].file, err);
 }
 
+/* no witness hook: parse refuses every request, so no partition reaches synthesis */
 const struct kind_def kind_snap = {
-    ENGINE_KIND_SNAP, "snap-update", "snap_update", 2, parse_pending, NULL, NULL,
-    "snap-32g, snap-64g", match_snap, load_pending,
+    .kind = ENGINE_KIND_SNAP, .name = "snap-update", .label = "snap_update",
+    .default_priority = 2, .parse = parse_pending, .circuit_ids = "snap-32g, snap-64g",
+    .srs_match = match_snap, .srs_load = load_pending,
 };
-const struct kind_def kind_window_post = {
-    ENGINE_KIND_WINDOW_POST, "window-post", "window_post", 3, parse_pending, NULL, NULL,
-    "wpost-32g", match_window, load_pending,
+const struct kind_def kind_window_post = {   /* HIGH by default, as upstream */
+    .kind = ENGINE_KIND_WINDOW_POST, .name = "window-post", .label = "window_post",
+    .default_priority = 3, .parse = parse_pending, .circuit_ids = "wpost-32g",
+    .srs_match = match_window, .srs_load = load_pending,
 };
-const struct kind_def kind_winning_post = {
-    ENGINE_KIND_WINNING_POST, "winning-post", "winning_post", 4, parse_pending, NULL, NULL,
-    "winning-32g", match_winning, load_pending,
+const struct kind_def kind_winning_post = {   /* CRITICAL by default: a missed one costs rewards */
+    .kind = ENGINE_KIND_WINNING_POST, .name = "winning-post", .label = "winning_post",
+    .default_priority = 4, .parse = parse_pending, .circuit_ids = "winning-32g",
+    .srs_match = match_winning, .srs_load = load_pending,
 };

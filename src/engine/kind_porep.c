@@ -229,6 +229,8 @@ static int porep_srs_load(struct engine *e, struct srs_entry *x, struct cuzk_err
 }
 
 const struct kind_def kind_porep = {
-    ENGINE_KIND_POREP, "porep-c2", "porep_c2", 2, porep_parse, porep_witness, porep_free_input,
-    "porep-2k, porep-8m, porep-512m, porep-32g, porep-64g", porep_srs_match, porep_srs_load,
+    .kind = ENGINE_KIND_POREP, .name = "porep-c2", .label = "porep_c2", .default_priority = 2,
+    .parse = porep_parse, .witness = porep_witness, .free_input = porep_free_input,
+    .circuit_ids = "porep-2k, porep-8m, porep-512m, porep-32g, porep-64g",
+    .srs_match = porep_srs_match, .srs_load = porep_srs_load,
 };

@@ -108,6 +108,7 @@ static int load_synthetic(struct engine *e, struct srs_entry *x, struct cuzk_err
 }
 
 const struct kind_def kind_synthetic = {
-    ENGINE_KIND_SYNTHETIC, "synthetic", "synthetic", 2, parse_synthetic, witness_synthetic, NULL,
-    "synthetic-<N>", match_synthetic, load_synthetic,
+    .kind = ENGINE_KIND_SYNTHETIC, .name = "synthetic", .label = "synthetic",
+    .default_priority = 2, .parse = parse_synthetic, .witness = witness_synthetic,
+    .circuit_ids = "synthetic-<N>", .srs_match = match_synthetic, .srs_load = load_synthetic,
 };
