@@ -65,7 +65,8 @@ $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # ---- programs ----
-BENCH_SRC  := $(wildcard cmd/cuzk-bench/*.c)
+# bench_gpu.c (the gpu-* subcommands) goes into cuzk-bench-gpu only (GPU section)
+BENCH_SRC  := $(filter-out cmd/cuzk-bench/bench_gpu.c,$(wildcard cmd/cuzk-bench/*.c))
 PARAMS_SRC := $(wildcard cmd/cuzk-params/*.c)
 $(BUILD)/bin/cuzk-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -214,13 +215,15 @@ CUDA_LIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lc
                 -ldl -lrt -lstdc++
 GPU_LIB      := $(BUILD)/lib/libcuzk_gpu.a
 GPU_OBJ      := $(GPU_CU:%.cu=$(BUILD)/obj/%.o)
-GPU_DEPS     := $(wildcard src/gpu/*.cuh) $(wildcard include/cuzk/*.h)
+GPU_DEPS     := $(wildcard src/gpu/*.cuh src/gpu/*.h) $(wildcard include/cuzk/*.h)
 GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
 # other subcommands' libraries on the GPU machine.
 GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o
+# the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h
+$(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o: ALL_CFLAGS += -Isrc/gpu
 
 $(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
 	@mkdir -p $(dir $@)
@@ -230,7 +233,7 @@ $(GPU_LIB): $(GPU_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(GPU_TEST_BINS): $(BUILD)/tests/gpu/%: tests/gpu/%.c $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB) \
+	$(CC) $(ALL_CFLAGS) -Itests -Isrc/gpu -o $@ $< $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB) \
 	    $(CUDA_LIBS) -lm $(ALL_LDFLAGS)
 $(GPU_BENCH): $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)

@@ -1,7 +1,9 @@
 /* bench_gpu.c: cuzk-bench GPU subcommands: gpu-ntt, gpu-h, gpu-msm (G1/G2 MSM and 0/1 bitmap
- * sums, device-resident inputs, CUDA events, median after one warm-up) and gpu-prove (the GPU
- * backend on the synthetic circuit against the CPU backend). Needs the `make gpu` build
- * (build/bin/cuzk-bench-gpu); the CPU build answers "no GPU support". */
+ * sums, device-resident inputs, CUDA events, median after one warm-up), gpu-prove (the GPU
+ * backend on the synthetic circuit against the CPU backend), gpu-porep, and gpu-tuning (the
+ * backend's tuning knobs, gpu_tuning.h, which every gpu-* subcommand sets with --set NAME=VALUE
+ * and compares with --vary NAME=v1,v2). Needs the `make gpu` build (build/bin/cuzk-bench-gpu);
+ * the CPU build answers "no GPU support". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,10 @@
 #include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
+#include "gpu_tuning.h"
+
+/* Context options of every run: --trace 1 sets .trace; gpu-porep sets .stream_key per run. */
+static struct gpu_options bench_opt;
 
 static struct gpu_ctx *open_gpu(int dev)
 {
@@ -24,6 +30,7 @@ static struct gpu_ctx *open_gpu(int dev)
         fprintf(stderr, "cuzk-bench: %s\n", err.msg);
         return NULL;
     }
+    if (bench_opt.trace) gpu_ctx_set_options(ctx, &bench_opt);
     if (!gpu_device_name(dev, name, sizeof name, &err)) printf("device %d: %s\n", dev, name);
     return ctx;
 }
@@ -58,47 +65,112 @@ static void report(const char *what, unsigned lg, double *ms, int reps)
     fflush(stdout);
 }
 
-/* --vary NAME=v1,v2,...: the variants of a switch read from the environment at every call,
- * timed side by side in one process. Splits it off argv (the rest goes to args). */
+/* Tuning knobs (gpu_tuning.h; `cuzk-bench-gpu gpu-tuning` lists them): --set NAME=VALUE
+ * (repeatable) is applied before the run; --vary NAME=v1,v2,... times each value side by side
+ * in one process, and A+B=a1+b1,a2+b2,... varies several knobs at once (e.g. a baseline of two
+ * knobs against the default of both). --trace 1: one stderr line per device allocation and MSM
+ * plan (gpu_options.trace). parse_tuning splits these off argv (the rest goes to args), checks
+ * every --vary value and applies the --set ones; v = NULL: no --vary for this subcommand. */
+#define TUNING_OPTS "[--set NAME=VALUE]... [--trace 1]"
 struct vary {
-    char name[64], buf[256], *vals[16];
+    char name[128], buf[256], *vals[16];
     int n;
 };
-static int parse_vary(const char *cmd, int argc, char **argv, struct vary *v, char **args, int *nargs)
-{
-    memset(v, 0, sizeof *v);
-    *nargs = 0;
-    for (int i = 0; i < argc && *nargs < 64; i++) {
-        if (!strcmp(argv[i], "--vary") && i + 1 < argc) {
-            const char *eq = strchr(argv[i + 1], '=');
-            if (!eq || eq == argv[i + 1] || (size_t)(eq - argv[i + 1]) >= sizeof v->name ||
-                strlen(eq + 1) >= sizeof v->buf) {
-                fprintf(stderr, "%s: --vary expects NAME=v1,v2,... (got '%s')\n", cmd, argv[i + 1]);
-                return 2;
-            }
-            memcpy(v->name, argv[i + 1], (size_t)(eq - argv[i + 1]));
-            v->name[eq - argv[i + 1]] = 0;
-            strcpy(v->buf, eq + 1);
-            for (char *tok = strtok(v->buf, ","); tok && v->n < 16; tok = strtok(NULL, ",")) v->vals[v->n++] = tok;
-            i++;
-            continue;
-        }
-        args[(*nargs)++] = argv[i];
-    }
-    return 0;
-}
 
-/* Set variant v's environment: NAME=v1,... sets one variable; A+B=a1+b1,a2+b2,... several
- * at once (e.g. a baseline of two switches against the new default of both). */
-static void vary_apply(const struct vary *vy, int v)
+/* Set variant v's knobs (the tuning table otherwise as it is) */
+static int vary_apply(const char *cmd, const struct vary *vy, int v)
 {
-    if (!vy->n) return;
-    char names[sizeof vy->name], vals[sizeof vy->buf];
+    if (!vy || !vy->n) return 0;
+    char names[sizeof vy->name], vals[sizeof vy->buf], a[sizeof names + sizeof vals + 2];
     strcpy(names, vy->name);
     strcpy(vals, vy->vals[v]);
     char *sn = NULL, *sv = NULL;
     char *n = strtok_r(names, "+", &sn), *x = strtok_r(vals, "+", &sv);
-    for (; n; n = strtok_r(NULL, "+", &sn), x = x ? strtok_r(NULL, "+", &sv) : NULL) setenv(n, x ? x : "", 1);
+    for (; n; n = strtok_r(NULL, "+", &sn), x = x ? strtok_r(NULL, "+", &sv) : NULL) {
+        struct cuzk_error err;
+        if (!x) {
+            fprintf(stderr, "%s: --vary %s: value '%s' has no part for %s\n", cmd, vy->name, vy->vals[v], n);
+            return 2;
+        }
+        snprintf(a, sizeof a, "%s=%s", n, x);
+        if (gpu_tuning_set(a, &err)) {
+            fprintf(stderr, "%s: --vary: %s\n", cmd, err.msg);
+            return 2;
+        }
+    }
+    if (x) {
+        fprintf(stderr, "%s: --vary %s: value '%s' has more parts than names\n", cmd, vy->name, vy->vals[v]);
+        return 2;
+    }
+    return 0;
+}
+
+static int parse_tuning(const char *cmd, int argc, char **argv, struct vary *v, char **args, int *nargs)
+{
+    const char *sets[32];
+    int nsets = 0;
+    if (v) memset(v, 0, sizeof *v);
+    *nargs = 0;
+    for (int i = 0; i < argc && *nargs < 64; i++) {
+        const bool set = !strcmp(argv[i], "--set"), vary = v && !strcmp(argv[i], "--vary"),
+                   trace = !strcmp(argv[i], "--trace");
+        if (!set && !vary && !trace) {
+            args[(*nargs)++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "%s: %s needs a value\n", cmd, argv[i]);
+            return 2;
+        }
+        const char *val = argv[++i];
+        if (trace) {
+            bench_opt.trace = atoi(val) != 0;
+        } else if (set) {
+            if (nsets == (int)(sizeof sets / sizeof sets[0])) {
+                fprintf(stderr, "%s: too many --set\n", cmd);
+                return 2;
+            }
+            sets[nsets++] = val;
+        } else if (v) {   /* --vary (only recognised when v is given) */
+            const char *eq = strchr(val, '=');
+            if (!eq || eq == val || (size_t)(eq - val) >= sizeof v->name || strlen(eq + 1) >= sizeof v->buf) {
+                fprintf(stderr, "%s: --vary expects NAME=v1,v2,... (got '%s')\n", cmd, val);
+                return 2;
+            }
+            memset(v, 0, sizeof *v);
+            memcpy(v->name, val, (size_t)(eq - val));
+            v->name[eq - val] = 0;
+            strcpy(v->buf, eq + 1);
+            for (char *tok = strtok(v->buf, ","); tok && v->n < 16; tok = strtok(NULL, ",")) v->vals[v->n++] = tok;
+        }
+    }
+    /* every --vary value names known knobs with values in range before anything runs */
+    for (int k = 0; v && k < v->n; k++)
+        if (vary_apply(cmd, v, k)) return 2;
+    gpu_tuning_reset();
+    for (int k = 0; k < nsets; k++) {
+        struct cuzk_error err;
+        if (gpu_tuning_set(sets[k], &err)) {
+            fprintf(stderr, "%s: --set: %s\n", cmd, err.msg);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+BENCH_CMD(gpu_tuning, "gpu-tuning",
+          "The CUDA backend's tuning knobs, one line each: name, value, default (no GPU needed): "
+          "gpu-tuning [--set NAME=VALUE]...")
+{
+    char *args[64];
+    int nargs;
+    if (parse_tuning("gpu-tuning", argc, argv, NULL, args, &nargs)) return 2;
+    if (nargs > 1) {
+        fprintf(stderr, "usage: cuzk-bench gpu-tuning [--set NAME=VALUE]...\n");
+        return 2;
+    }
+    gpu_tuning_print(stdout);
+    return 0;
 }
 
 /* gpu-ntt and gpu-h: one transform kind at the given sizes, per --vary value */
@@ -109,9 +181,10 @@ static int bench_fr_transform(const char *cmd, const char *what, int argc, char 
     int reps = 5, dev = 0, nargs;
     struct vary vy;
     char *args[64];
-    if (parse_vary(cmd, argc, argv, &vy, args, &nargs)) return 2;
+    if (parse_tuning(cmd, argc, argv, &vy, args, &nargs)) return 2;
     if (parse_common(nargs, args, lgs, &n_lg, &reps, &dev, NULL, NULL, NULL)) {
-        fprintf(stderr, "usage: cuzk-bench %s [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2]\n", cmd);
+        fprintf(stderr, "usage: cuzk-bench %s [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2] " TUNING_OPTS "\n",
+                cmd);
         return 2;
     }
     if (!n_lg) lgs[n_lg++] = 24;
@@ -119,10 +192,13 @@ static int bench_fr_transform(const char *cmd, const char *what, int argc, char 
     if (!ctx) return 1;
     struct cuzk_error err;
     double ms[100];
-    char name[384];
+    char name[512];
     for (unsigned k = 0; k < n_lg; k++) {
         for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
-            vary_apply(&vy, v);
+            if (vary_apply(cmd, &vy, v)) {
+                gpu_ctx_free(ctx);
+                return 2;
+            }
             if (fn(ctx, lgs[k], reps, ms, &err)) {
                 fprintf(stderr, "%s 2^%u: %s\n", cmd, lgs[k], err.msg);
                 gpu_ctx_free(ctx);
@@ -138,69 +214,29 @@ static int bench_fr_transform(const char *cmd, const char *what, int argc, char 
 }
 
 BENCH_CMD(gpu_ntt, "gpu-ntt",
-          "GPU Fr NTT, natural order in and out: gpu-ntt [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2,...]")
+          "GPU Fr NTT, natural order in and out: gpu-ntt [--lg K]... [--reps R] [--device D] [--vary NAME=v1,v2,...] "
+          "[--set NAME=VALUE]... (NAME: a tuning knob, see gpu-tuning)")
 {
     return bench_fr_transform("gpu-ntt", "gpu_ntt", argc, argv, gpu_bench_ntt);
 }
 
 BENCH_CMD(gpu_ntt_nr, "gpu-ntt-nr",
-          "GPU Fr NTT, natural in, bit-reversed out (sppark's NR): gpu-ntt-nr [--lg K]... [--reps R] [--vary NAME=v1,v2,...]")
+          "GPU Fr NTT, natural in, bit-reversed out (sppark's NR): gpu-ntt-nr [--lg K]... [--reps R] [--vary NAME=v1,v2,...] "
+          "[--set NAME=VALUE]...")
 {
     return bench_fr_transform("gpu-ntt-nr", "gpu_ntt_nr", argc, argv, gpu_bench_ntt_nr);
 }
 
 BENCH_CMD(gpu_ntt_oop, "gpu-ntt-oop",
-          "GPU Fr NTT, natural order in and out, out of place: gpu-ntt-oop [--lg K]... [--reps R] [--vary NAME=v1,v2,...]")
+          "GPU Fr NTT, natural order in and out, out of place: gpu-ntt-oop [--lg K]... [--reps R] [--vary NAME=v1,v2,...] "
+          "[--set NAME=VALUE]...")
 {
     return bench_fr_transform("gpu-ntt-oop", "gpu_ntt_oop", argc, argv, gpu_bench_ntt_oop);
 }
 
-BENCH_CMD(gpu_fmul, "gpu-fmul",
-          "GPU field product throughput (Fr, Fp, Fr capped at 72 registers): gpu-fmul [--lg K] [--iters I] [--reps R] [--device D] [--variant 0..2]")
-{
-    unsigned lg = 22;
-    int iters = 64, reps = 5, dev = 0, only = -1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--lg")) lg = (unsigned)strtoul(argv[i + 1], NULL, 10);
-        else if (!strcmp(argv[i], "--variant")) only = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--device")) dev = atoi(argv[i + 1]);
-        else {
-            fprintf(stderr, "usage: cuzk-bench gpu-fmul [--lg K] [--iters I] [--reps R] [--device D] [--variant 0..2]\n");
-            return 2;
-        }
-    }
-    if (reps < 1 || reps > 100) reps = 5;
-    struct gpu_ctx *ctx = open_gpu(dev);
-    if (!ctx) return 1;
-    static const char *names[] = {"fr", "fp", "fr_cap72"};
-    double ms[100];
-    struct cuzk_error err;
-    int bad = 0;
-    for (int v = 0; v < 3; v++) {
-        if (only >= 0 && v != only) continue;
-        uint64_t mism = 0;
-        if (gpu_bench_fmul(ctx, v, lg, iters, reps, ms, &mism, &err)) {
-            fprintf(stderr, "gpu-fmul %s: %s\n", names[v], err.msg);
-            gpu_ctx_free(ctx);
-            return 1;
-        }
-        char name[64];
-        snprintf(name, sizeof name, "gpu_fmul[%s]", names[v]);
-        report(name, lg, ms, reps);
-        const double med = bench_median(ms, (size_t)reps);
-        const double prods = 4.0 * (double)(1u << lg) * iters;
-        printf("  %s: %.2f G products/s, %llu results differ from the uncapped kernel's\n", names[v],
-               prods / med / 1e6, (unsigned long long)mism);
-        bad |= mism != 0;
-    }
-    gpu_ctx_free(ctx);
-    return bad ? 1 : 0;
-}
-
 BENCH_CMD(gpu_h, "gpu-h",
-          "GPU h pipeline (3 iNTT, 2 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...]")
+          "GPU h pipeline (3 iNTT, 2 coset NTT, pointwise, coset iNTT): gpu-h [--lg K]... [--vary NAME=v1,v2,...] "
+          "[--set NAME=VALUE]...")
 {
     return bench_fr_transform("gpu-h", "gpu_h", argc, argv, gpu_bench_h);
 }
@@ -238,7 +274,8 @@ static void *make_points(int g, size_t distinct)
 
 BENCH_CMD(gpu_msm, "gpu-msm",
           "GPU MSM: gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F (0/1 bitmap sum)] [--reps R] "
-          "[--vary NAME=v1,v2,...: each size once per value of environment variable NAME, in one process]")
+          "[--vary NAME=v1,v2,...: each size once per value of tuning knob NAME, in one process; A+B=a1+b1,... "
+          "several knobs] [--set NAME=VALUE]... (knobs: gpu-tuning) [--trace 1]")
 {
     unsigned lgs[16], n_lg = 0;
     int reps = 5, dev = 0, g = 1;
@@ -247,9 +284,10 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     struct vary vy;
     char *args[64];
     int nargs;
-    if (parse_vary("gpu-msm", argc, argv, &vy, args, &nargs)) return 2;
+    if (parse_tuning("gpu-msm", argc, argv, &vy, args, &nargs)) return 2;
     if (parse_common(nargs, args, lgs, &n_lg, &reps, &dev, &g, &distinct, &density) || (g != 1 && g != 2)) {
-        fprintf(stderr, "usage: cuzk-bench gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F] [--reps R] [--vary NAME=v1,v2]\n");
+        fprintf(stderr, "usage: cuzk-bench gpu-msm [--g 1|2] [--lg K]... [--distinct D] [--density F] [--reps R] "
+                        "[--vary NAME=v1,v2] " TUNING_OPTS "\n");
         return 2;
     }
     if (!n_lg) lgs[n_lg++] = 20;
@@ -263,11 +301,15 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     }
     struct cuzk_error err;
     double ms[100];
-    char what[384];
+    char what[512];
     for (unsigned k = 0; k < n_lg; k++) {
         for (int v = 0; v < (vy.n ? vy.n : 1); v++) {
             size_t n = (size_t)1 << lgs[k], d = distinct < n ? distinct : n;
-            vary_apply(&vy, v);
+            if (vary_apply("gpu-msm", &vy, v)) {
+                free(pts);
+                gpu_ctx_free(ctx);
+                return 2;
+            }
             if (gpu_bench_msm(ctx, g, n, pts, d, density, reps, ms, &err)) {
                 fprintf(stderr, "gpu-msm G%d 2^%u: %s\n", g, lgs[k], err.msg);
                 free(pts);
@@ -291,20 +333,25 @@ static double ms_of(uint64_t ns) { return (double)ns / 1e6; }
 static int bench_gpu_porep(int argc, char **argv);
 
 BENCH_CMD(gpu_prove, "gpu-prove",
-          "GPU backend on the synthetic circuit: gpu-prove --constraints N [--reps R] [--cpu 0|1]; "
-          "gpu-prove --porep-like LG [...]: see gpu-porep")
+          "GPU backend on the synthetic circuit: gpu-prove --constraints N [--reps R] [--cpu 0|1] "
+          "[--set NAME=VALUE]... [--trace 1]; gpu-prove --porep-like LG [...]: see gpu-porep")
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--porep-like")) return bench_gpu_porep(argc, argv);
     uint64_t n = 1 << 16;
     int reps = 3, dev = 0, cpu = 1;
+    char *args[64];
+    int nargs;
+    if (parse_tuning("gpu-prove", argc, argv, NULL, args, &nargs)) return 2;
+    argc = nargs;
+    argv = args;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--constraints")) n = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--device")) dev = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--cpu")) cpu = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: cuzk-bench gpu-prove --constraints N [--reps R] [--cpu 0|1]\n");
+            fprintf(stderr, "usage: cuzk-bench gpu-prove --constraints N [--reps R] [--cpu 0|1] " TUNING_OPTS "\n");
             return 2;
         }
     }
@@ -581,7 +628,9 @@ static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streame
 {
     const char *mode = streamed ? "streamed" : "resident";
     gpu_ctx_unload(ctx);
-    gpu_ctx_set_stream_key(ctx, streamed);
+    struct gpu_options opt = bench_opt;
+    opt.stream_key = streamed;
+    gpu_ctx_set_options(ctx, &opt);
     uint64_t t0 = cuzk_now_ns();
     int rc = gpu_ctx_load_shape(ctx, pl->s, err);
     if (rc) return rc;
@@ -710,7 +759,8 @@ BENCH_CMD(gpu_porep, "gpu-porep",
           "gpu-porep --lg LG [--key resident|streamed|both] [--pinned 0|1|2] [--reps R] [--force 1] [--cpu-check 1] "
           "[--pipeline P]; --pinned 1: key in cudaMallocHost memory, 2: key and witness page-locked in place; "
           "--pipeline P: P proofs by one prover, then by two provers with witness prefetch; "
-          "--vary NAME=v1,v2,...: the resident proves once per value of environment variable NAME")
+          "--vary NAME=v1,v2,...: the resident proves once per value of tuning knob NAME; "
+          "[--set NAME=VALUE]... [--trace 1]")
 {
     unsigned lg = 27;
     int reps = 3, dev = 0, pinned = 0, force = 0, cpu_check = 0, pipeline = 0;
@@ -720,7 +770,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
     struct vary vy;
     char *vargs[64];
     int vn;
-    if (parse_vary("gpu-porep", argc, argv, &vy, vargs, &vn)) return 2;
+    if (parse_tuning("gpu-porep", argc, argv, &vy, vargs, &vn)) return 2;
     argc = vn;
     argv = vargs;
     for (int i = 1; i < argc; i++) {
@@ -810,7 +860,11 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         }
         for (int v = 0; v < (vy.n ? vy.n : 1) && !rc && ctx && strcmp(key, "streamed"); v++) {
             if (vy.n) {
-                vary_apply(&vy, v);
+                if (vary_apply("gpu-porep", &vy, v)) {
+                    rc = CUZK_E_INVALID_ARG;
+                    snprintf(err.msg, sizeof err.msg, "--vary %s=%s", vy.name, vy.vals[v]);
+                    break;
+                }
                 printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
             }
             rc = pl_time(ctx, &pl, reps, false, &err);
@@ -833,6 +887,6 @@ usage:
     fprintf(stderr, "usage: cuzk-bench gpu-porep --lg LG (10..27) [--key resident|streamed|both] [--streamed] "
                     "[--pinned 0|1|2] [--reps R] [--device D] [--force 1] [--cpu-check 1 (no GPU: CPU prove of the shape)] "
                     "[--pipeline P (resident key: P proofs by one prover, then two with witness prefetch)] "
-                    "[--vary NAME=v1,v2,... (resident proves once per value)]\n");
+                    "[--vary NAME=v1,v2,... (resident proves once per value of tuning knob NAME)] " TUNING_OPTS "\n");
     return 2;
 }

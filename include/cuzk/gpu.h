@@ -1,7 +1,9 @@
-/* gpu.h: the CUDA backend (plain C API): per-device contexts holding the resident SRS and
- * scratch, the Groth16 GPU backend, and the kernels (NTT, h pipeline, MSM, 0/1 sums, SpMV) as
- * host-pointer calls for tests and benchmarks. Without CUDA every call returns CUZK_E_NO_GPU.
- * See docs/gpu.md. */
+/* gpu.h: the CUDA backend's API for the prover (plain C): per-device contexts holding the
+ * resident SRS and scratch, the operator's options, the Groth16 GPU backend with witness
+ * prefetch, and the kernels (NTT, h pipeline, MSM, 0/1 sums, SpMV) on host buffers with the
+ * CPU oracles' contracts. Without CUDA every call returns CUZK_E_NO_GPU. The knobs, benchmarks
+ * and diagnostics for cuzk-bench-gpu and the GPU tests are in src/gpu/gpu_tuning.h. See
+ * docs/gpu.md. */
 #ifndef CUZK_GPU_H
 #define CUZK_GPU_H
 
@@ -62,41 +64,20 @@ void gpu_host_free_pinned(void *p);
 int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err);
 void gpu_host_unregister(void *p);
 
-/* Streamed key: when the key does not fit in VRAM the backend uploads each vector (h, l, a,
- * b_g1, b_g2) into one of two device buffers from a helper thread on a dedicated upload
- * stream (through two pinned staging chunks unless the key itself is pinned), so vector k+1
- * uploads while vector k's MSM runs and h uploads during SpMV + NTT. force = true takes that
- * path even when the key fits (tests, benchmarks); CUZK_GPU_STREAM_KEY=1 in the environment
- * sets it for every new context. */
-void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force);
-/* What the last streamed-key prove did (all zero after a resident-key prove). */
-struct gpu_stream_stats {
-    uint64_t bytes;       /* key bytes uploaded */
-    uint64_t upload_ns;   /* helper thread: first upload start to last upload end */
-    uint64_t wait_ns;     /* prover thread blocked waiting for a vector */
-    int buffers;          /* device buffers used (2 = double-buffered, 1 = VRAM short) */
-    int staged;           /* 1: copied through the pinned staging chunks, 0: key was pinned */
+/* What an operator may set per device (the daemon's [gpus] section, docs/daemon.md). All
+ * zero is the default. */
+struct gpu_options {
+    /* Device memory the backend never takes, left to other processes on the card. */
+    size_t reserve_bytes;
+    /* Stream the proving key from host memory for every proof even when it fits in VRAM:
+     * each vector (h, l, a, b_g1, b_g2) is uploaded into one of two device buffers from a
+     * helper thread while the previous vector's MSM runs (through pinned staging chunks
+     * unless the key itself is pinned). A key that does not fit is always streamed. */
+    bool stream_key;
+    /* One stderr line per device allocation and per MSM plan (memory diagnostics). */
+    bool trace;
 };
-void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out);
-/* The last MSM's plan on this context: window bits and windows sorted per group (chosen by the
- * number of points and, when GPU memory is short, shrunk to fit; diagnostics and tests). */
-void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group);
-/* Batch-affine rounds the last MSM's first window group ran before its XYZZ accumulation. */
-unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx);
-/* Whether the last h pipeline took its coset factors from the per-position table (domains
- * from 2^16 with 256 bytes per element of GPU memory free) rather than two small tables. */
-bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx);
-/* Batch-affine rounds the last 0/1 bitmap sum ran before its XYZZ pass (0: XYZZ only). */
-unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx);
-/* Whether the last MSM took its digits from plain-scalar word planes (one window per sort). */
-bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx);
-/* Bytes of GPU working memory (scratch buffers: NTT, MSM, witness staging and streamed-key
- * buffers) this context holds; they grow on demand and are kept until gpu_ctx_free. */
-size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx);
-/* Scratch requests of the prover's MSMs served from its idle h-pipeline buffers instead of
- * scratch of their own, since the context was made (0 when none were large enough). */
-uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx);
-
+void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt);
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on
  * first use if they are not resident (falls back to streaming pk if VRAM is short). Same
  * results as g16_backend_cpu, so g16_prove gives identical proof bytes for the same r, s. */
@@ -120,9 +101,6 @@ int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
                           const struct g16_assignment *w, struct cuzk_error *err);
 void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
                              const struct g16_assignment *w);
-/* Whether the last gpu_g16_backend call on ctx found its witness staged (diagnostics, tests). */
-bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx);
-
 /* ---- kernels on host buffers (upload, compute, download) ----
  * Same contracts as the CPU oracles in groth16.h / ec.h. */
 int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,
@@ -139,23 +117,6 @@ int gpu_g2_sum_bitmap(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases,
                       const uint64_t *bitmap, size_t n, struct cuzk_error *err);
 int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g16_shape *s,
                  const struct g16_assignment *w, struct cuzk_error *err);
-
-/* ---- benchmarks: device-resident inputs, CUDA events; ms[i] for each of reps runs (after
- * one warm-up). Points: `distinct` host points tiled to n on the device. ---- */
-int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* the same transform left in bit-reversed order (no bit-reversal pass; sppark's "NR") */
-int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* natural order in and out, out of place (the bit reversal folded into the last pass) */
-int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* Field product throughput, 2^lg threads x 4 chains x iters products: variant 0 Fr, 1 Fp, 2 Fr
- * capped at 72 registers; *mismatch: results that differ from the uncapped kernel's. */
-int gpu_bench_fmul(struct gpu_ctx *ctx, int variant, unsigned lg, int iters, int reps, double *ms,
-                   uint64_t *mismatch, struct cuzk_error *err);
-/* g = 1 (G1, points are g1_aff_t) or 2 (G2, g2_aff_t); bitmap_density > 0 times the 0/1 sum
- * at that density instead of the MSM. */
-int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,
-                  double bitmap_density, int reps, double *ms, struct cuzk_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,8 +10,7 @@
  * tickets under one mutex, so a worker that unlocks and at once asks again queues behind the
  * workers already waiting. With a plain mutex it could take the lock straight back: a witness
  * staged from pinned memory is queued in microseconds, so one prover proved again and again
- * while the other's staged upload waited (H200, two provers: 1465.4 -> 1468.0 ms per proof
- * instead of the overlap's gain). Lock traffic is one pair per proof, so one mutex and one
+ * while the other's staged upload waited, and two provers lost the overlap's gain. Lock traffic is one pair per proof, so one mutex and one
  * condition variable serve every device. */
 #define GPU_MAX_DEVICES 64
 static pthread_mutex_t g_lock_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -91,8 +90,6 @@ extern "C" int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *
     }
     c->sm_count = p.multiProcessorCount;
     c->total_mem = p.totalGlobalMem;
-    const char *fs = getenv("CUZK_GPU_STREAM_KEY");   /* test hook, see gpu_ctx_set_stream_key */
-    c->force_stream = fs && fs[0] == '1';
     *out = c;
     return CUZK_OK;
 }
@@ -187,11 +184,20 @@ extern "C" int gpu_mem_info(struct gpu_ctx *ctx, size_t *free_b, size_t *total_b
     return CUZK_OK;
 }
 
-extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what,
-                             struct cuzk_error *err)
+int gpu_mem_usable(struct gpu_ctx *ctx, size_t *free_b, struct cuzk_error *err)
 {
     size_t fr = 0, tot = 0;
     int rc = gpu_mem_info(ctx, &fr, &tot, err);
+    if (rc) return rc;
+    *free_b = fr > ctx->opt.reserve_bytes ? fr - ctx->opt.reserve_bytes : 0;
+    return CUZK_OK;
+}
+
+extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what,
+                             struct cuzk_error *err)
+{
+    size_t fr = 0;
+    int rc = gpu_mem_usable(ctx, &fr, err);
     if (rc) return rc;
     /* keep a margin for CUDA's own allocations (module data, CUB, streams) */
     const size_t margin = (size_t)64 << 20;
@@ -199,8 +205,9 @@ extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what
         char need[32], have[32];
         fmt_bytes(need, sizeof need, bytes);
         fmt_bytes(have, sizeof have, fr);
-        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "%s: not enough GPU memory: need %s, free %s",
-                         what, need, have);
+        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "%s: not enough GPU memory: need %s, free %s%s",
+                         what, need, have,
+                         ctx->opt.reserve_bytes ? " (after [gpus] vram_reserve_mib)" : "");
     }
     return CUZK_OK;
 }
@@ -221,9 +228,7 @@ int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
         return cuzk_fail(err, e == cudaErrorMemoryAllocation ? CUZK_E_GPU_NOMEM : CUZK_E_GPU,
                          "%s: cudaMalloc(%s): %s", what, need, cudaGetErrorString(e));
     }
-    /* CUZK_GPU_ALLOC_TRACE=1: every device allocation and the free memory after it */
-    const char *tr = getenv("CUZK_GPU_ALLOC_TRACE");
-    if (tr && tr[0] == '1') {
+    if (ctx->opt.trace) {   /* every device allocation and the free memory after it */
         size_t fr = 0, tot = 0;
         cudaMemGetInfo(&fr, &tot);
         fprintf(stderr, "cuzk gpu alloc: %s %.3f GiB, free after %.2f GiB\n", what, bytes / 1073741824.0,
@@ -397,9 +402,9 @@ extern "C" void gpu_host_free_pinned(void *p)
     if (p) cudaFreeHost(p);
 }
 
-extern "C" void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force)
+extern "C" void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt)
 {
-    if (ctx) ctx->force_stream = force;
+    if (ctx) ctx->opt = opt ? *opt : (struct gpu_options){0, false, false};
 }
 
 extern "C" void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group)
@@ -490,15 +495,10 @@ static int stager_prepare(struct gpu_ctx *ctx, int w, struct cuzk_error *err)
             if (rc) return rc;
         }
     }
-    /* test hook: CUZK_GPU_STAGE_CHUNK=bytes (4 KiB .. 64 MiB) makes small test keys take
-     * several chunks, so the rotation through the staging buffers is exercised */
-    g->chunk = GPU_STAGE_CHUNK;
-    const char *cs = getenv("CUZK_GPU_STAGE_CHUNK");
-    if (cs && cs[0]) {
-        unsigned long long v = strtoull(cs, NULL, 10);
-        if (v < 4096) v = 4096;
-        if (v < GPU_STAGE_CHUNK) g->chunk = (size_t)v;
-    }
+    /* stage.chunk below 64 MiB (a test hook) makes small test keys take several chunks, so
+     * the rotation through the staging buffers is exercised */
+    g->chunk = gpu_tuning.stage_chunk >= 4096 && gpu_tuning.stage_chunk < GPU_STAGE_CHUNK
+                   ? (size_t)gpu_tuning.stage_chunk : GPU_STAGE_CHUNK;
     return CUZK_OK;
 }
 

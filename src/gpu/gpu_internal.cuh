@@ -16,6 +16,7 @@ extern "C" {
 #include "cuzk/gpu.h"
 #include "cuzk/util.h"
 }
+#include "gpu_tuning.h"
 #include "curve.cuh"
 
 /* Every CUDA runtime call goes through CK: on failure it fills err with "file:line: call:
@@ -88,7 +89,9 @@ struct gpu_ctx {
      * named slots instead of their own buffers, when large enough; loan_used marks the slots
      * so served (a used table loan leaves the table stale), loans_taken counts them (tests).
      * msm_reserve, when nonzero, replaces GPU_MSM_RESERVE (what a large window group must
-     * leave free) with what the prover knows it still needs. */
+     * leave free) with what the prover knows it still needs. The loans free the memory a
+     * card of 80 GB needs beside a resident 32 GiB-PoRep key (decisions.md, "The prover's MSMs
+     * borrow the h pipeline's dead memory"). */
     void *loan[SL__COUNT];
     size_t loan_size[SL__COUNT];
     bool loan_used[SL__COUNT];
@@ -117,9 +120,9 @@ struct gpu_ctx {
     uint16_t *d_cidx[3];
     dfr *d_coeffs;
     uint32_t *d_a_sel, *d_b_sel;   /* A/B scalar positions in w = inputs ++ aux */
-    /* streamed key (prover.cu): forced by gpu_ctx_set_stream_key / CUZK_GPU_STREAM_KEY;
-     * upload stream */
-    bool force_stream;
+    /* the operator's options (gpu_ctx_set_options): reserve, forced key streaming, tracing */
+    struct gpu_options opt;
+    /* streamed key (prover.cu): its upload stream */
     cudaStream_t up_st;
     /* MSM window reductions on their own stream (msm.cu, created on first use): window group
      * i's reduction overlaps group i+1's digits, sort and rounds; acc_ev[p] marks group p's
@@ -151,6 +154,9 @@ struct gpu_ctx {
 /* Scratch slot of at least `bytes` (contents not preserved on growth). */
 int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
                 struct cuzk_error *err);
+/* Free device memory the backend may take: cudaMemGetInfo's figure less the operator's
+ * reserve (gpu_options.reserve_bytes). */
+int gpu_mem_usable(struct gpu_ctx *ctx, size_t *free_b, struct cuzk_error *err);
 /* Checked cudaMalloc: cudaMemGetInfo first, clear CUZK_E_GPU_NOMEM message. */
 int gpu_malloc(struct gpu_ctx *ctx, void **p, size_t bytes, const char *what,
                struct cuzk_error *err);
@@ -174,11 +180,8 @@ int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_sha
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
-int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
-                cudaStream_t st, struct cuzk_error *err);
 /* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); *h = the buffer that
- * holds h's coefficients on return (b by default, a with CUZK_GPU_H_REVSTORE=0); all three
- * are clobbered. */
+ * holds h's coefficients on return (b, or a for lg = 0); all three are clobbered. */
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, dfr **h,
                       struct cuzk_error *err);
 

@@ -70,11 +70,6 @@ void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
 {
     (void)ctx, (void)s, (void)w;
 }
-bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return false;
-}
 int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, bool coset,
             struct cuzk_error *err)
 {
@@ -117,38 +112,6 @@ int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g1
     (void)ctx, (void)a, (void)b, (void)c, (void)s, (void)w;
     return NO_GPU(err);
 }
-int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
-{
-    (void)ctx, (void)lg, (void)reps, (void)ms;
-    return NO_GPU(err);
-}
-int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
-{
-    (void)ctx, (void)lg, (void)reps, (void)ms;
-    return NO_GPU(err);
-}
-int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
-{
-    (void)ctx, (void)lg, (void)reps, (void)ms;
-    return NO_GPU(err);
-}
-int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err)
-{
-    (void)ctx, (void)lg, (void)reps, (void)ms;
-    return NO_GPU(err);
-}
-int gpu_bench_fmul(struct gpu_ctx *ctx, int variant, unsigned lg, int iters, int reps, double *ms,
-                   uint64_t *mismatch, struct cuzk_error *err)
-{
-    (void)ctx, (void)variant, (void)lg, (void)iters, (void)reps, (void)ms, (void)mismatch;
-    return NO_GPU(err);
-}
-int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,
-                  double bitmap_density, int reps, double *ms, struct cuzk_error *err)
-{
-    (void)ctx, (void)g, (void)n, (void)points, (void)distinct, (void)bitmap_density, (void)reps, (void)ms;
-    return NO_GPU(err);
-}
 int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
 {
     (void)bytes;
@@ -162,45 +125,4 @@ int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
     return NO_GPU(err);
 }
 void gpu_host_unregister(void *p) { (void)p; }
-void gpu_ctx_set_stream_key(struct gpu_ctx *ctx, bool force) { (void)ctx, (void)force; }
-void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group)
-{
-    (void)ctx;
-    *window_bits = *windows_per_group = 0;
-}
-unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return false;
-}
-unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return false;
-}
-
-size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *out)
-{
-    (void)ctx;
-    *out = (struct gpu_stream_stats){0, 0, 0, 0, 0};
-}
+void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt) { (void)ctx, (void)opt; }

@@ -1,5 +1,5 @@
-/* ntt.cu: Fr NTT on the GPU (radix-2 passes of up to 10 stages in shared memory, twiddles
- * from a resident table, coset shift and 1/N folded into the first/last pass) and the h
+/* ntt.cu: Fr NTT on the GPU (passes of up to 10 stages in shared memory, two stages per
+ * barrier, twiddles from a resident table, coset shift and 1/N folded into the first/last pass) and the h
  * pipeline in 6 transforms (3 iNTT + 2 coset NTT on three streams, a b, inverse coset NTT
  * minus c / Z; gpu_compute_h_dev says why c needs no coset NTT). */
 #include <stdlib.h>
@@ -133,40 +133,31 @@ __device__ __forceinline__ void bfly2(dfr *sh, uint32_t m1, uint32_t m2, const d
 /* One pass of k radix-2 stages (s0 .. s0+k-1) on tiles of 2^k elements, 2^(k-1) threads.
  * DIF (Gentleman-Sande): natural in, bit-reversed out, stage s has half = N >> (s+1).
  * DIT (Cooley-Tukey): bit-reversed in, natural out, stage s has half = 2^s. */
-/* SHTW: the 2^k - 1 distinct twiddles of the tile's k stages are gathered into shared memory
- * once (stage with half-size hm uses entries [hm, 2 hm)), instead of one global gather per
- * butterfly per stage (2,304 instead of 511 per 9-stage tile; ncu showed the passes stalled
- * with L1/L2 hit rates of 60-77% on those gathers). */
-template <bool DIT, bool SHTW>
+/* The 2^k - 1 distinct twiddles of the tile's k stages are gathered into shared memory once
+ * (stage with half-size hm uses entries [hm, 2 hm)), instead of one global gather per
+ * butterfly per stage (511 instead of 2,304 per 9-stage tile; ncu showed the passes stalled
+ * with L1/L2 hit rates of 60-77% on those gathers). k_ntt_pass4 (two stages per barrier) runs
+ * every pass of k >= 2 stages; this one is left for k = 1. */
+template <bool DIT>
 __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                            unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
 {
     extern __shared__ dfr sh[];
     const uint32_t t = threadIdx.x;
     const tile_geom g = tile_of<DIT>(lg, s0, k, !DIT && post.out);
-    const uint32_t stride = g.stride, l = g.l;
     uint32_t halfk = 1u << (k - 1);
     dfr *tws = sh + (2 * halfk);
 
-    if (SHTW) stage_twiddles<DIT, 2>(tws, g, halfk, lg, s0, k, tw, tw_shift, inverse);
+    stage_twiddles<DIT, 2>(tws, g, halfk, lg, s0, k, tw, tw_shift, inverse);
     tile_load<2>(sh, data, g, halfk, pre, lg);
     __syncthreads();
     for (unsigned tt = 0; tt < k; tt++) {
-        unsigned s = s0 + tt;
         uint32_t hm_lg = DIT ? tt : k - tt - 1;
         uint32_t hm = 1u << hm_lg;
         uint32_t jl = t & (hm - 1);
         uint32_t m1 = ((t >> hm_lg) << (hm_lg + 1)) + jl;
         uint32_t m2 = m1 + hm;
-        dfr w;
-        if (SHTW) {
-            w = tws[hm + jl];
-        } else {
-            uint32_t j = jl * stride + l;
-            uint32_t e = DIT ? j << (lg - 1 - s) : j << s;
-            w = twiddle(tw, e, tw_shift, lg, inverse);
-        }
-        bfly2<DIT>(sh, m1, m2, w);
+        bfly2<DIT>(sh, m1, m2, tws[hm + jl]);
         __syncthreads();
     }
     tile_store<2>(data, sh, g, halfk, post, lg);
@@ -291,21 +282,16 @@ __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, u
     tile_store<4>(data, sh, g, q, post, lg);
 }
 
-template <bool DIT, bool TRIV>
-__global__ void k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
-                            unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
-{
-    ntt_pass4<DIT, TRIV>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
-}
-
-/* The same with registers capped at REG per thread: ncu showed the 2^27 passes at 100
+/* Registers capped at NTT_REG per thread: ncu showed the 2^27 passes at 100
  * registers, 4 blocks (16 warps) per SM, 9 cycles between a warp's instructions and the issue
  * slots 44-47% busy, i.e. waiting on the Fr products' dependent latency with too few warps to
  * cover it. At 72 registers (a few bytes of spills) 6 blocks (24 warps) fit before shared
  * memory limits them; ncu then shows the FMA-heavy pipe (IMAD) 87% busy, so what is left is
- * the products themselves (CUZK_GPU_NTT_REG selects the cap). */
-template <bool DIT, int REG, bool TRIV>
-__global__ void __maxnreg__(REG) k_ntt_pass4r(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
+ * the products themselves; with the fused Fr reduction rows, 80 beat 72 and no cap
+ * (decisions.md, "NTT passes capped at 72 registers", 80 since the fused reduction rows). */
+#define NTT_REG 80
+template <bool DIT, bool TRIV>
+__global__ void __maxnreg__(NTT_REG) k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                                              unsigned tw_shift, bool inverse, pass_mul pre, pass_mul post)
 {
     ntt_pass4<DIT, TRIV>(data, lg, s0, k, tw, tw_shift, inverse, pre, post);
@@ -368,14 +354,11 @@ __global__ void k_rev_pow_table(dfr *out, const dfr *lo, const dfr *hi, unsigned
     out[j] = lo[e & (COSET_TAB - 1)] * hi[e >> 14];
 }
 
-/* a[i] = a[i] b[i] (the h pipeline's pointwise step; c and 1/Z come in at its last pass), or
- * a[i] b[i] - c[i] with c non-NULL (the 7-transform baseline) */
-__global__ void k_ab(dfr *a, const dfr *b, const dfr *c, uint32_t n)
+/* a[i] = a[i] b[i] (the h pipeline's pointwise step; c and 1/Z come in at its last pass) */
+__global__ void k_ab(dfr *a, const dfr *b, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const dfr p = a[i] * b[i];
-    a[i] = c ? p - c[i] : p;
+    if (i < n) a[i] = a[i] * b[i];
 }
 
 /* N = 1: a[0] = (a[0] b[0] - c[0]) z_inv */
@@ -506,53 +489,7 @@ int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err)
     return CUZK_OK;
 }
 
-/* Twiddles per tile in shared memory (default) or gathered from global memory per butterfly;
- * CUZK_GPU_NTT_TW=0 in the environment selects the latter (benchmarking). */
-#ifndef CZ_NTT_TW_DEFAULT
-#define CZ_NTT_TW_DEFAULT 1
-#endif
-static bool ntt_shared_twiddles(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("CUZK_GPU_NTT_TW");
-        v = e && e[0] ? (atoi(e) != 0) : CZ_NTT_TW_DEFAULT;
-    }
-    return v != 0;
-}
-
-/* Two stages per barrier (k_ntt_pass4, default) or one (k_ntt_pass); CUZK_GPU_NTT_R4=0
- * selects the latter (benchmarking). Only with shared-memory twiddles. */
-static bool ntt_radix4(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("CUZK_GPU_NTT_R4");
-        v = e && e[0] ? (atoi(e) != 0) : 1;
-    }
-    return v != 0;
-}
-
-/* A benchmarking switch that defaults to on; read per call, since cuzk-bench --vary changes it
- * within one process: CUZK_GPU_NTT_TRIV=0 keeps the products by omega^0 of the column-0 passes,
- * CUZK_GPU_NTT_BITREV=0 bit-reverses with one thread per element. */
-static bool ntt_env_on(const char *name)
-{
-    const char *e = getenv(name);
-    return e && e[0] ? atoi(e) != 0 : true;
-}
-
 typedef void (*ntt4_fn)(dfr *, unsigned, unsigned, unsigned, const dfr *, unsigned, bool, pass_mul, pass_mul);
-/* The pass4 kernel for a register cap (0: none) and the trivial-pair variant. */
-template <int REG> static ntt4_fn pick4(bool dit, bool tv)
-{
-    if constexpr (REG == 0)
-        return dit ? (tv ? k_ntt_pass4<true, true> : k_ntt_pass4<true, false>)
-                   : (tv ? k_ntt_pass4<false, true> : k_ntt_pass4<false, false>);
-    else
-        return dit ? (tv ? k_ntt_pass4r<true, REG, true> : k_ntt_pass4r<true, REG, false>)
-                   : (tv ? k_ntt_pass4r<false, REG, true> : k_ntt_pass4r<false, REG, false>);
-}
 
 static unsigned split_passes(unsigned lg, unsigned ks[4])
 {
@@ -572,42 +509,25 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
     unsigned np = split_passes(lg, ks);
     unsigned s0 = 0;
     pass_mul none = {MUL_NONE, {}, NULL, NULL, NULL, NULL};
-    const bool shtw = ntt_shared_twiddles();
-    const bool triv = ntt_env_on("CUZK_GPU_NTT_TRIV");
-    /* register cap of the radix-4 passes: 80 (default), 72 or 0 (none: ~100 registers), read
-     * per transform (H200, 2^27 NTT: 46.4 ms uncapped, 44.3 / 44.0 / 44.8 ms at 64 / 72 / 80;
-     * asking for the largest shared-memory carve-out changed nothing; with the fused Fr
-     * reduction rows, which spill more at 72, 36.63 / 36.44 / 39.98 ms at 72 / 80 / none and
-     * the 2^27 h pipeline 269.64 / 268.82 ms at 72 / 80, 2026-12-04) */
-    const int reg = [] {
-        const char *e = getenv("CUZK_GPU_NTT_REG");
-        return e && e[0] ? atoi(e) : 80;
-    }();
     for (unsigned p = 0; p < np; p++) {
         unsigned k = ks[p];
         uint32_t tiles = (uint32_t)(((size_t)1 << lg) >> k);
         uint32_t threads = 1u << (k - 1);
-        size_t smem = ((size_t)1 << k) * sizeof(dfr) * (shtw ? 2 : 1);   /* 64 KiB at k = 10 */
+        size_t smem = ((size_t)1 << k) * sizeof(dfr) * 2;   /* data + twiddles: 64 KiB at k = 10 */
         const pass_mul &a = p == 0 ? pre : none;
         const pass_mul &b = p == np - 1 ? post : none;
-#define CZ_NTT(D, S)                                                                            \
-    do {                                                                                        \
-        if (smem > 48 * 1024)                                                                   \
-            CK(cudaFuncSetAttribute(k_ntt_pass<D, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                    (int)smem));                                                \
-        k_ntt_pass<D, S><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b); \
-    } while (0)
-        if (shtw && k >= 2 && ntt_radix4()) {
+        if (k >= 2) {
             /* the first DIT pass and the last DIF pass have column 0 (stride 1): trivial pair */
-            const bool tv = triv && (dit ? p == 0 : p == np - 1);
-            ntt4_fn kf = reg == 72 ? pick4<72>(dit, tv) : reg == 80 ? pick4<80>(dit, tv) : pick4<0>(dit, tv);
+            const bool tv = dit ? p == 0 : p == np - 1;
+            ntt4_fn kf = dit ? (tv ? k_ntt_pass4<true, true> : k_ntt_pass4<true, false>)
+                             : (tv ? k_ntt_pass4<false, true> : k_ntt_pass4<false, false>);
             if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             kf<<<tiles, threads / 2, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
-        } else if (dit && shtw) CZ_NTT(true, true);
-        else if (dit) CZ_NTT(true, false);
-        else if (shtw) CZ_NTT(false, true);
-        else CZ_NTT(false, false);
-#undef CZ_NTT
+        } else if (dit) {
+            k_ntt_pass<true><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+        } else {
+            k_ntt_pass<false><<<tiles, threads, smem, st>>>(v, lg, s0, k, ctx->tw, ctx->tw_lg - lg, inverse, a, b);
+        }
         CK_LAUNCH();
         s0 += k;
     }
@@ -617,7 +537,7 @@ static int run_passes(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool dit, bool i
 static int bitrev(dfr *v, unsigned lg, cudaStream_t st, struct cuzk_error *err)
 {
     uint32_t n = 1u << lg;
-    if (lg >= 8 && ntt_env_on("CUZK_GPU_NTT_BITREV"))   /* tiled from lg 8 */
+    if (lg >= 8)   /* tiled from lg 8 */
         k_bitrev_tiled<<<1u << (lg - 8), 256, 0, st>>>(v, lg);
     else
         k_bitrev<<<gpu_div_up(n, 256), 256, 0, st>>>(v, lg, n);
@@ -670,12 +590,6 @@ static int ntt_run(struct gpu_ctx *ctx, dfr *v, dfr *out, unsigned lg, bool inve
     return rc;
 }
 
-int gpu_ntt_dev(struct gpu_ctx *ctx, dfr *v, unsigned lg, bool inverse, bool coset,
-                cudaStream_t st, struct cuzk_error *err)
-{
-    return ntt_run(ctx, v, NULL, lg, inverse, coset, true, st, err);
-}
-
 /* The h pipeline's unshift: g^-rev(j) / (N Z) at bit-reversed position j (coset table 6). */
 static pass_mul h_unshift(const struct gpu_ctx *ctx)
 {
@@ -689,10 +603,10 @@ static pass_mul h_unshift(const struct gpu_ctx *ctx)
  * a multiplier). 64 bytes per element (8 GiB at 2^27), kept per context while the domain
  * stays; only from 2^16 and when 192 bytes per element stay free beside it (about the scratch
  * of a 2^lg-point G1 MSM, which the prover runs next and which must not shrink for it), else
- * NULL (the two-table path). CUZK_GPU_NTT_SHIFT_TAB=0 switches it off (read per call). */
+ * NULL (the two-table path). */
 static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
 {
-    if (lg < 16 || !ntt_env_on("CUZK_GPU_NTT_SHIFT_TAB")) return NULL;
+    if (lg < 16) return NULL;
     if (ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale) return ctx->shift_tab;
     if (ctx->shift_tab && ctx->shift_lg != lg) {
         cudaFree(ctx->shift_tab);
@@ -703,9 +617,9 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
     /* a new table gets both halves; one the prover's MSMs borrowed, its shift half again */
     const bool fresh = !ctx->shift_tab;
     if (fresh) {
-        size_t fr = 0, tot = 0;
+        size_t fr = 0;
         struct cuzk_error e;
-        if (gpu_mem_info(ctx, &fr, &tot, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
+        if (gpu_mem_usable(ctx, &fr, &e) || fr < bytes || fr - bytes < n * 192) return NULL;
         if (cudaMalloc((void **)&ctx->shift_tab, bytes) != cudaSuccess) {
             cudaGetLastError();
             ctx->shift_tab = NULL;
@@ -757,25 +671,20 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
     fr_mul(&czi, &czi, &ninv);
     pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL, NULL};
     memcpy(&cscale.c, &czi, sizeof czi);
-    /* CUZK_GPU_H_SIX=0: the 7-transform pipeline (c's coset NTT too, h = CI(a_c b_c - c_c) / Z;
-     * benchmarking baseline, read per call) */
-    const bool six = ntt_env_on("CUZK_GPU_H_SIX");
-    if (six) unshift.sub = c;   /* last pass: h = CI(a_c b_c) / Z - c / Z, both bit-reversed */
+    unshift.sub = c;   /* last pass: h = CI(a_c b_c) / Z - c / Z, both bit-reversed */
     dfr *v[3] = {a, b, c};
     /* the caller queued its producers of a, b, c on stream 0 */
     CK(cudaEventRecord(ctx->ev[3], ctx->st[0]));
     CK(cudaStreamWaitEvent(ctx->st[1], ctx->ev[3], 0));
     CK(cudaStreamWaitEvent(ctx->st[2], ctx->ev[3], 0));
-    /* a, b and c on three streams; CUZK_GPU_H_STREAMS=0: one after the other on stream 0
-     * (read per call, benchmarking) */
-    const bool three = ntt_env_on("CUZK_GPU_H_STREAMS");
+    /* a, b and c on three streams: one transform alone leaves the GPU part idle */
     for (int i = 0; i < 3; i++) {
-        cudaStream_t st = ctx->st[three ? i : 0];
+        cudaStream_t st = ctx->st[i];
         if (lg == 0) {
             /* N = 1: iNTT, coset shift by g^0 and NTT are all the identity */
             continue;
         }
-        if (i < 2 || !six) {
+        if (i < 2) {
             rc = run_passes(ctx, v[i], lg, false, true, none, shift, st, err);
             if (!rc) rc = run_passes(ctx, v[i], lg, true, false, none, none, st, err);
         } else {
@@ -787,17 +696,13 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
     if (lg) {
         CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[1], 0));
         CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[2], 0));
-        k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, six ? NULL : c, (uint32_t)n);
+        k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, (uint32_t)n);
         CK_LAUNCH();
         /* the bit reversal folded into the last pass's stores, out of place into b (free once
-         * a = a b has run); CUZK_GPU_H_REVSTORE=0: in place, then the tiled bit-reversal pass
-         * (read per call, benchmarking) */
-        if (ntt_env_on("CUZK_GPU_H_REVSTORE")) {
-            unshift.out = b;
-            *h = b;
-        }
+         * a = a b has run): no separate bit-reversal pass */
+        unshift.out = b;
+        *h = b;
         rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
-        if (!rc && !unshift.out) rc = bitrev(a, lg, ctx->st[0], err);
         if (rc) return rc;
     } else {
         /* N = 1: h = (a b - c) / Z with Z = g - 1 */
@@ -823,16 +728,14 @@ extern "C" int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, 
     size_t n = (size_t)1 << lg;
     void *d = NULL, *o = NULL;
     rc = gpu_scratch(ctx, SL_NTT_A, n * sizeof(fr_t), &d, err);
-    /* out of place into a second buffer (default), or in place with the bit-reversal pass
-     * (CUZK_GPU_NTT_OOP=0, read per call) */
-    const bool oop = ntt_env_on("CUZK_GPU_NTT_OOP");
-    if (!rc && oop) rc = gpu_scratch(ctx, SL_NTT_B, n * sizeof(fr_t), &o, err);
+    /* out of place into a second buffer: the bit reversal folds into the last pass */
+    if (!rc) rc = gpu_scratch(ctx, SL_NTT_B, n * sizeof(fr_t), &o, err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
     CK(cudaMemcpyAsync(d, v, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
     rc = ntt_run(ctx, (dfr *)d, (dfr *)o, lg, inverse, coset, true, st, err);
     if (rc) return rc;
-    CK(cudaMemcpyAsync(v, oop ? o : d, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(v, o, n * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
 }

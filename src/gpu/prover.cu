@@ -172,13 +172,11 @@ static void *streamer_main(void *arg)
     return NULL;
 }
 
-/* Buffers the streamer may take: CUZK_GPU_STREAM_BUFS=1..3 (default 3; fewer: tests and
- * measurements). */
+/* Buffers the streamer may take: stream.bufs, 1..3 (fewer than 3: tests and measurements). */
 static int stream_bufs_max(void)
 {
-    const char *e = getenv("CUZK_GPU_STREAM_BUFS");
-    int v = e && e[0] ? atoi(e) : 3;
-    return v >= 1 && v <= 3 ? v : 3;
+    const uint64_t v = gpu_tuning.stream_bufs;
+    return v >= 1 && v <= 3 ? (int)v : 3;
 }
 
 /* Allocate the buffers and start the helper thread. Two buffers if VRAM allows, else one; a
@@ -503,7 +501,7 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
     bool resident = false;
-    if (!ctx->force_stream) {
+    if (!ctx->opt.stream_key) {
         rc = gpu_ctx_load_pk(ctx, pk, err);
         resident = rc == CUZK_OK;
         if (rc == CUZK_E_GPU_NOMEM) rc = CUZK_OK;   /* stream the key instead */
@@ -604,10 +602,10 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
 }
 
 /* Loans for the prover's MSMs: GPU memory that is dead from the H MSM on, handed out by
- * gpu_scratch for named scratch slots instead of slots of their own (decisions.md 2026-12-04,
- * performance.md round 14). With the key, shape, witness and NTT buffers resident, ~62 GiB are
- * free at the H MSM and a 4-window group needs ~63 GiB, so without loans the 2^27 H MSM sorts 2
- * windows at a time (662 against 640 ms standalone; with the loans 640).
+ * gpu_scratch for named scratch slots instead of slots of their own (decisions.md, "The
+ * prover's MSMs borrow the h pipeline's dead memory"). Beside a resident 32 GiB-PoRep key the
+ * H MSM's 4-window sort group does not fit without them: it would sort 2 windows at a time,
+ * and a card of 80 GB has even less to spare.
  * - the two h pipeline vectors other than h (16 N bytes per half): the sort's keys and values;
  * - h's own vector, once the H MSM has read it: the 0/1 split's tail scalars (L, A, B);
  * - the first half of the h pipeline's coset factor table (32 N bytes; the next h pipeline
@@ -636,8 +634,7 @@ static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *
     int k = 0;
     for (int i = 0; i < 3 && k < 2; i++)
         if ((const void *)d[i] != (const void *)hc) idle[k++] = d[i];
-    const char *off = getenv("CUZK_GPU_MSM_LOAN");   /* =0: no loans (A/B runs) */
-    if (k == 2 && !(off && off[0] == '0')) {
+    if (k == 2) {
         msm_loan(ctx, SL_KEYS0, idle[0], half);
         msm_loan(ctx, SL_KEYS1, (char *)idle[0] + half, half);
         msm_loan(ctx, SL_VALS0, idle[1], half);

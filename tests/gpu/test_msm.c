@@ -213,8 +213,8 @@ static void sum_bitmap_fill(uint64_t *bm, size_t n, unsigned pct)
         if (cuzk_rng_u64(test_rng()) % 100 < pct) bm[i / 64] |= 1ull << (i % 64);
 }
 
-/* Rounds a 0/1 sum of m ones runs with CUZK_GPU_SUM_AFF=R, CUZK_GPU_SUM_AFF_MINPT=minpt and
- * CUZK_GPU_SUM_AFF_MIN_T=1 (the rule documented in msm.cu): a round of v pairs runs while
+/* Rounds a 0/1 sum of m ones runs with sum.aff=R, sum.aff_minpt=minpt and sum.aff_min_t=1
+ * (the rule documented in msm.cu): a round of v pairs runs while
  * v >= minpt, halving v each time, and none after a round of one pair. */
 static unsigned expect_sum_rounds(size_t m, unsigned R, size_t minpt)
 {
@@ -240,15 +240,14 @@ static size_t bitmap_ones(const uint64_t *bm, size_t n)
 TEST(bitmap_sums_batch_affine_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    setenv("CUZK_GPU_SUM_AFF_MIN_N", "0", 1);
-    setenv("CUZK_GPU_SUM_AFF_MIN_T", "1", 1);
+    gpu_tune("sum.aff_min_n=0");
+    gpu_tune("sum.aff_min_t=1");
     const char *rounds[] = {"1", "3", "16"}, *minpt[] = {"1", "5", "2"};
     const unsigned R[] = {1, 3, 16};
     bool any_rounds = false;
     for (int k = 0; k < 3; k++) {
-        setenv("CUZK_GPU_SUM_AFF", rounds[k], 1);
-        setenv("CUZK_GPU_SUM_AFF_MINPT", minpt[k], 1);
-        setenv("CUZK_GPU_MSM_AFF_NORM", k == 1 ? "0" : "1", 1);
+        gpu_tune("sum.aff=%s", rounds[k]);
+        gpu_tune("sum.aff_minpt=%s", minpt[k]);
         const size_t ns[] = {1, 2, 63, 1000, 4099, 100003};
         const size_t distinct[] = {0, 3, 50};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -291,7 +290,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         }
     }
     ASSERT(any_rounds);
-    /* short GPU memory (CUZK_GPU_MSM_MEM_CAP, fresh contexts): with ~1 MB free for scratch the
+    /* short GPU memory (msm.mem_cap, fresh contexts): with ~1 MB free for scratch the
      * rounds' buffers (~10 MB here) do not fit and the XYZZ kernel runs, with ~330 MB they do;
      * both exact */
     {
@@ -302,7 +301,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         sum_points_g1(p, n, 50);
         sum_bitmap_fill(bm, n, 100);
         for (int k = 0; k < 2; k++) {
-            setenv("CUZK_GPU_MSM_MEM_CAP", caps[k], 1);
+            gpu_tune("msm.mem_cap=%s", caps[k]);
             struct gpu_ctx *c2 = gpu_test_ctx();
             ASSERT_MSG(sum_g1_matches_cpu(c2, p, bm, n), "G1 0/1 sum under memory cap %s differs", caps[k]);
             const unsigned want = k ? expect_sum_rounds(n, 16, 2) : 0;
@@ -310,12 +309,12 @@ TEST(bitmap_sums_batch_affine_match_cpu)
                        gpu_ctx_sum_aff_rounds(c2), want);
             gpu_ctx_free(c2);
         }
-        unsetenv("CUZK_GPU_MSM_MEM_CAP");
+        gpu_tune("msm.mem_cap=0");
         free(p);
         free(bm);
     }
     /* off: the XYZZ kernel alone */
-    setenv("CUZK_GPU_SUM_AFF", "0", 1);
+    gpu_tune("sum.aff=0");
     {
         const size_t n = 4099;
         g1_aff_t *p = malloc(n * sizeof *p);
@@ -327,11 +326,7 @@ TEST(bitmap_sums_batch_affine_match_cpu)
         free(p);
         free(bm);
     }
-    unsetenv("CUZK_GPU_SUM_AFF");
-    unsetenv("CUZK_GPU_SUM_AFF_MINPT");
-    unsetenv("CUZK_GPU_SUM_AFF_MIN_T");
-    unsetenv("CUZK_GPU_SUM_AFF_MIN_N");
-    unsetenv("CUZK_GPU_MSM_AFF_NORM");
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
@@ -357,14 +352,13 @@ TEST(bad_device_index_is_rejected)
     ASSERT(ctx == NULL);
 }
 
-/* Short GPU memory (CUZK_GPU_MSM_MEM_CAP caps what the MSM planner sees as free): the plan
+/* Short GPU memory (msm.mem_cap caps what the MSM planner sees as free): the plan
  * shrinks (fewer windows per group, then smaller windows) and results stay exact. Without the
  * cap a 2^16 MSM sorts all its windows in one group. */
 TEST(msm_plan_shrinks_to_fit_memory)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     const size_t n = 65536;
-    unsetenv("CUZK_GPU_MSM_MEM_CAP");
     check_g1(ctx, n, SC_RANDOM, false);
     unsigned c0, g0;
     gpu_ctx_msm_plan(ctx, &c0, &g0);
@@ -375,7 +369,7 @@ TEST(msm_plan_shrinks_to_fit_memory)
     const char *caps[] = {"75000000", "68000000"};
     unsigned last_c = c0, last_g = g0;
     for (int k = 0; k < 2; k++) {
-        setenv("CUZK_GPU_MSM_MEM_CAP", caps[k], 1);
+        gpu_tune("msm.mem_cap=%s", caps[k]);
         ctx = gpu_test_ctx();
         check_g1(ctx, n, SC_RANDOM, false);
         check_g1(ctx, 1000, SC_EDGE, true);
@@ -388,18 +382,17 @@ TEST(msm_plan_shrinks_to_fit_memory)
         check_g2(ctx, 4097, SC_RANDOM);
         gpu_ctx_free(ctx);
     }
-    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+    gpu_tuning_reset();
 }
 
 /* A context that already holds the scratch of a smaller MSM pays only the growth of its
  * buffers for a larger one (gpu_scratch frees a buffer before regrowing it), so the plan must
- * count the difference, not the whole size: under a cap between the two (CUZK_GPU_MSM_MEM_CAP),
+ * count the difference, not the whole size: under a cap between the two (msm.mem_cap),
  * a fresh context shrinks its plan for a 2^16 MSM, and a context that ran a 2^15 MSM first
  * keeps the full one. Exact either way. */
 TEST(msm_plan_counts_regrown_scratch_net)
 {
     const size_t n = 65536;
-    unsetenv("CUZK_GPU_MSM_MEM_CAP");
     struct gpu_ctx *ctx = gpu_test_ctx();
     check_g1(ctx, n, SC_RANDOM, false);
     unsigned c0, g0, c, g;
@@ -414,7 +407,7 @@ TEST(msm_plan_counts_regrown_scratch_net)
      * 2^16: the whole of it does not fit, its growth over the 2^15 MSM's does) */
     char cap[32];
     snprintf(cap, sizeof cap, "%zu", ((size_t)64 << 20) + full / 2);
-    setenv("CUZK_GPU_MSM_MEM_CAP", cap, 1);
+    gpu_tune("msm.mem_cap=%s", cap);
     check_g1(ctx, n, SC_RANDOM, true);
     gpu_ctx_msm_plan(ctx, &c, &g);
     ASSERT_MSG(c == c0 && g == g0, "after 2^15, cap %s: plan c=%u g=%u, want the full c=%u g=%u", cap, c, g, c0, g0);
@@ -424,20 +417,20 @@ TEST(msm_plan_counts_regrown_scratch_net)
     gpu_ctx_msm_plan(ctx, &c, &g);
     ASSERT_MSG(c < c0 || g < g0, "fresh context, cap %s: plan c=%u g=%u did not shrink", cap, c, g);
     gpu_ctx_free(ctx);
-    unsetenv("CUZK_GPU_MSM_MEM_CAP");
+    gpu_tuning_reset();
 }
 
 /* Window groups above the base of 2^26 keys (here lowered to 2^18 by the test hook
- * CUZK_GPU_MSM_SORT_BASE_LG, so that a 2^16 MSM has a base of 4 windows per sort) are taken only
- * while 8 GiB stay free beside them: with ~4 GB free (CUZK_GPU_MSM_MEM_CAP) the plan stays at the
- * base; without the cap it sorts every window at once. Exact either way. */
+ * msm.sort_base_lg, so that a 2^16 MSM has a base of 4 windows per sort) are taken only while
+ * 8 GiB (msm.reserve's default outside the prover) stay free beside them: with ~4 GB free
+ * (msm.mem_cap) the plan stays at the base; without the cap it sorts every window at once.
+ * Exact either way. */
 TEST(msm_large_sort_groups_leave_a_reserve)
 {
     const size_t n = 65536;
-    setenv("CUZK_GPU_MSM_SORT_BASE_LG", "18", 1);
+    gpu_tune("msm.sort_base_lg=18");
     for (int capped = 0; capped < 2; capped++) {
-        if (capped) setenv("CUZK_GPU_MSM_MEM_CAP", "4000000000", 1);
-        else unsetenv("CUZK_GPU_MSM_MEM_CAP");
+        gpu_tune("msm.mem_cap=%s", capped ? "4000000000" : "0");
         struct gpu_ctx *ctx = gpu_test_ctx();   /* fresh: no scratch yet */
         check_g1_dup(ctx, n, 4096, SC_RANDOM);
         unsigned c, g;
@@ -448,8 +441,17 @@ TEST(msm_large_sort_groups_leave_a_reserve)
         check_g2(ctx, 20000, SC_RANDOM);
         gpu_ctx_free(ctx);
     }
-    unsetenv("CUZK_GPU_MSM_MEM_CAP");
-    unsetenv("CUZK_GPU_MSM_SORT_BASE_LG");
+    gpu_tuning_reset();
+}
+
+/* The batch-affine rounds of every G1 size class and of every G2 one. */
+static void set_msm_aff(unsigned g1_rounds, unsigned g2_rounds)
+{
+    gpu_tune("msm.aff_g1=%u", g1_rounds);
+    gpu_tune("msm.aff_g1_large=%u", g1_rounds);
+    gpu_tune("msm.aff_g1_huge=%u", g1_rounds);
+    gpu_tune("msm.aff_g2=%u", g2_rounds);
+    gpu_tune("msm.aff_g2_large=%u", g2_rounds);
 }
 
 /* Batch-affine rounds (k_aff_round) forced on small MSMs: few pairs per thread (so every
@@ -459,17 +461,16 @@ TEST(msm_large_sort_groups_leave_a_reserve)
 TEST(msm_batch_affine_rounds_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    const char *minpt[] = {"2", "7"};
-    /* k = 0, 1: one inversion per block (block_inv, the default) and G2's over the norms;
-     * k = 2: one per thread, G2's over the Fp2 denominators; k = 0: five G1 rounds (the
-     * default above 2^25 points) and four G2 rounds */
+    /* k = 0: five G1 rounds (the default above 2^25 points) and four G2 rounds; k = 1: two and
+     * one with at least 7 pairs per thread; k = 2: three and two. One inversion per block, G2's
+     * over the norms of the denominators (the only paths). */
+    const unsigned g1_rounds[] = {5, 2, 3}, g2_rounds[] = {4, 1, 2}, minpt[] = {2, 7, 2};
+    gpu_tune("msm.aff_min_n_g1=0");
+    gpu_tune("msm.aff_min_n_g2=0");
     for (int k = 0; k < 3; k++) {
-        setenv("CUZK_GPU_MSM_AFF_BINV", k == 2 ? "0" : "1", 1);
-        setenv("CUZK_GPU_MSM_AFF_NORM", k == 2 ? "0" : "1", 1);
-        setenv("CUZK_GPU_MSM_AFF", k == 1 ? "2" : k == 0 ? "5" : "3", 1);
-        setenv("CUZK_GPU_MSM_AFF2", k == 1 ? "1" : k == 0 ? "4" : "2", 1);
-        setenv("CUZK_GPU_MSM_AFF_MINPT", minpt[k & 1], 1);
-        setenv("CUZK_GPU_MSM_AFF_MIN_N", "0", 1);
+        set_msm_aff(g1_rounds[k], g2_rounds[k]);
+        gpu_tune("msm.aff_minpt_g1=%u", minpt[k]);
+        gpu_tune("msm.aff_minpt_g2=%u", minpt[k]);
         const size_t ns[] = {1000, 4097, 65537};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
             check_g1(ctx, ns[i], SC_RANDOM, i % 2 == 0);
@@ -491,38 +492,12 @@ TEST(msm_batch_affine_rounds_match_cpu)
         check_g2(ctx, 3000, SC_ONE);
     }
     /* and off again: no round runs */
-    setenv("CUZK_GPU_MSM_AFF", "0", 1);
-    setenv("CUZK_GPU_MSM_AFF2", "0", 1);
+    set_msm_aff(0, 0);
     check_g1(ctx, 4097, SC_RANDOM, false);
     ASSERT(gpu_ctx_msm_aff_rounds(ctx) == 0);
-    unsetenv("CUZK_GPU_MSM_AFF");
-    unsetenv("CUZK_GPU_MSM_AFF2");
-    unsetenv("CUZK_GPU_MSM_AFF_MINPT");
-    unsetenv("CUZK_GPU_MSM_AFF_MIN_N");
-    unsetenv("CUZK_GPU_MSM_AFF_BINV");
-    unsetenv("CUZK_GPU_MSM_AFF_NORM");
-    gpu_ctx_free(ctx);
-}
-
-/* The last step of an MSM (Horner over the window sums) runs on the CPU by default;
- * CUZK_GPU_MSM_HOST_FINAL=0 runs it in one GPU thread. Both must give the CPU MSM's point,
- * at sizes whose plans have many small windows (n = 1: c = 2, 128 windows) and a few large
- * ones, and for n = 0 (infinity). */
-TEST(msm_final_step_host_and_device_agree)
-{
-    struct gpu_ctx *ctx = gpu_test_ctx();
-    const char *modes[] = {"0", "1"};
-    for (int k = 0; k < 2; k++) {
-        setenv("CUZK_GPU_MSM_HOST_FINAL", modes[k], 1);
-        const size_t ns[] = {0, 1, 2, 5, 300, 65537};
-        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) check_g1(ctx, ns[i], SC_RANDOM, i % 2);
-        check_g1(ctx, 4097, SC_EDGE, true);
-        check_g1(ctx, 4097, SC_ZERO, false);
-        check_g2(ctx, 1, SC_RANDOM);
-        check_g2(ctx, 777, SC_RANDOM);
-        check_g2(ctx, 777, SC_MIXED01);
-    }
-    unsetenv("CUZK_GPU_MSM_HOST_FINAL");
+    check_g2(ctx, 4097, SC_RANDOM);
+    ASSERT(gpu_ctx_msm_aff_rounds(ctx) == 0);
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
@@ -534,7 +509,7 @@ TEST(msm_measured_window_sizes_match_cpu)
     struct gpu_ctx *ctx = gpu_test_ctx();
     const char *cs[] = {"15", "16", "19", "20", "22"};
     for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
-        setenv("CUZK_GPU_MSM_C", cs[k], 1);
+        gpu_tune("msm.window=%s", cs[k]);
         check_g1(ctx, 5000, SC_RANDOM, true);
         check_g1(ctx, 40000, SC_EDGE, false);
         unsigned c, g;
@@ -542,60 +517,56 @@ TEST(msm_measured_window_sizes_match_cpu)
         ASSERT_MSG(c == (unsigned)atoi(cs[k]), "forced c=%s, plan c=%u", cs[k], c);
         check_g2(ctx, 5000, SC_RANDOM);
     }
-    unsetenv("CUZK_GPU_MSM_C");
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
-/* Window reductions on their own stream, overlapping the next window group (G1's default;
- * forced for G2 here), and in line (CUZK_GPU_MSM_OVERLAP=0): with one window per group
- * (CUZK_GPU_MSM_G=1) the two bucket sets alternate over many groups, so a missing wait between
- * a group's reduction and the reuse of its buckets two groups later would change the sums. */
+/* G1's window reductions run on their own stream, overlapping the next window group (G2's run
+ * in line): with one window per group (msm.max_windows=1) the two bucket sets alternate over
+ * many groups, so a missing wait between a group's reduction and the reuse of its buckets two
+ * groups later would change the sums; then the plan's own groups. */
 TEST(msm_overlapped_window_reductions_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    for (int ovl = 1; ovl >= 0; ovl--) {
-        setenv("CUZK_GPU_MSM_OVERLAP", ovl ? "1" : "0", 1);
-        for (int one = 1; one >= 0; one--) {
-            if (one) setenv("CUZK_GPU_MSM_G", "1", 1);
-            else unsetenv("CUZK_GPU_MSM_G");
-            check_g1(ctx, 65537, SC_RANDOM, false);
-            check_g1(ctx, 20000, SC_EDGE, true);
-            check_g1(ctx, 5000, SC_MIXED01, false);
-            check_g2(ctx, 4097, SC_RANDOM);
-            check_g2(ctx, 2000, SC_EDGE);
+    for (int one = 1; one >= 0; one--) {
+        gpu_tune("msm.max_windows=%d", one);   /* 0: the plan's */
+        check_g1(ctx, 65537, SC_RANDOM, false);
+        if (one) {
+            unsigned c, g;
+            gpu_ctx_msm_plan(ctx, &c, &g);
+            ASSERT_MSG(g == 1, "msm.max_windows=1: plan c=%u g=%u", c, g);
         }
+        check_g1(ctx, 20000, SC_EDGE, true);
+        check_g1(ctx, 5000, SC_MIXED01, false);
+        check_g2(ctx, 4097, SC_RANDOM);
+        check_g2(ctx, 2000, SC_EDGE);
     }
-    unsetenv("CUZK_GPU_MSM_G");
-    unsetenv("CUZK_GPU_MSM_OVERLAP");
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
 /* One window per sort (what MSMs of more than 2^25 points do, forced here by
- * CUZK_GPU_MSM_G=1): the digits come from plain-scalar word planes with the Booth carry passed
- * from window to window; CUZK_GPU_MSM_PLANES=0 takes the per-window k_digits path instead. */
+ * msm.max_windows=1): the digits come from plain-scalar word planes with the Booth carry passed
+ * from window to window. */
 TEST(msm_digit_planes_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    setenv("CUZK_GPU_MSM_G", "1", 1);
-    for (int planes = 1; planes >= 0; planes--) {
-        setenv("CUZK_GPU_MSM_PLANES", planes ? "1" : "0", 1);
-        const size_t ns[] = {1, 5, 4097, 65537};
-        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-            check_g1(ctx, ns[i], SC_RANDOM, i % 2);
-            ASSERT_MSG(gpu_ctx_msm_digit_planes(ctx) == (planes == 1), "n=%zu planes=%d: plan says %d", ns[i],
-                       planes, (int)gpu_ctx_msm_digit_planes(ctx));
-        }
-        check_g1(ctx, 20000, SC_EDGE, true);
-        check_g1(ctx, 20000, SC_MIXED01, false);
-        check_g1(ctx, 20000, SC_ONE, false);
-        check_g1(ctx, 3000, SC_ZERO, false);
-        setenv("CUZK_GPU_MSM_C", "22", 1);   /* the window of the 2^27 H MSM */
-        check_g1(ctx, 9000, SC_RANDOM, false);
-        unsetenv("CUZK_GPU_MSM_C");
-        check_g2(ctx, 4097, SC_RANDOM);
-        check_g2(ctx, 2000, SC_EDGE);
+    gpu_tune("msm.max_windows=1");
+    const size_t ns[] = {1, 5, 4097, 65537};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        check_g1(ctx, ns[i], SC_RANDOM, i % 2);
+        ASSERT_MSG(gpu_ctx_msm_digit_planes(ctx), "n=%zu: the plan took no word planes", ns[i]);
     }
-    unsetenv("CUZK_GPU_MSM_G");
-    unsetenv("CUZK_GPU_MSM_PLANES");
+    check_g1(ctx, 20000, SC_EDGE, true);
+    check_g1(ctx, 20000, SC_MIXED01, false);
+    check_g1(ctx, 20000, SC_ONE, false);
+    check_g1(ctx, 3000, SC_ZERO, false);
+    gpu_tune("msm.window=22");   /* the window of the 2^27 H MSM */
+    check_g1(ctx, 9000, SC_RANDOM, false);
+    ASSERT(gpu_ctx_msm_digit_planes(ctx));
+    gpu_tune("msm.window=0");
+    check_g2(ctx, 4097, SC_RANDOM);
+    check_g2(ctx, 2000, SC_EDGE);
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }

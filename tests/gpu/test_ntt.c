@@ -41,6 +41,9 @@ TEST(ntt_matches_naive_dft)
     gpu_ctx_free(ctx);
 }
 
+/* gpu_ntt (out of place: the bit reversal folded into the last pass's stores) forward, inverse,
+ * coset and inverse coset against the CPU NTT (g16_ntt, g16_coset_ntt) at sizes across the
+ * pass structures, and a coset round trip. */
 TEST(ntt_all_variants_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
@@ -50,26 +53,15 @@ TEST(ntt_all_variants_match_cpu)
         unsigned lg = lgs[k];
         size_t n = (size_t)1 << lg;
         fr_t *v = malloc(n * sizeof *v), *ref = malloc(n * sizeof *ref);
-        /* variants 0..3: out of place (the bit reversal folded into the last pass's stores);
-         * 4..7: in place with the bit-reversal pass, without the trivial-twiddle skip and with
-         * the one-thread-per-element bit reversal (the tiled one is checked by the h test), so
-         * every path stays checked */
-        for (int variant = 0; variant < 8; variant++) {
+        for (int variant = 0; variant < 4; variant++) {
             bool inverse = variant & 1, coset = variant & 2;
-            setenv("CUZK_GPU_NTT_OOP", variant & 4 ? "0" : "1", 1);
-            setenv("CUZK_GPU_NTT_TRIV", variant & 4 ? "0" : "1", 1);
-            setenv("CUZK_GPU_NTT_BITREV", variant & 4 ? "0" : "1", 1);
             rand_frs(v, n);
             memcpy(ref, v, n * sizeof *v);
             if (coset) g16_coset_ntt(ref, lg, inverse, pool_default());
             else g16_ntt(ref, lg, inverse, pool_default());
             ASSERT_OK(gpu_ntt(ctx, v, lg, inverse, coset, err), err);
-            ASSERT_MSG(!memcmp(v, ref, n * sizeof *v), "lg %u inverse %d coset %d (variant %d) differs", lg,
-                       inverse, coset, variant);
+            ASSERT_MSG(!memcmp(v, ref, n * sizeof *v), "lg %u inverse %d coset %d differs", lg, inverse, coset);
         }
-        unsetenv("CUZK_GPU_NTT_OOP");
-        unsetenv("CUZK_GPU_NTT_TRIV");
-        unsetenv("CUZK_GPU_NTT_BITREV");
         /* round trip */
         rand_frs(v, n);
         memcpy(ref, v, n * sizeof *v);
@@ -82,55 +74,73 @@ TEST(ntt_all_variants_match_cpu)
     gpu_ctx_free(ctx);
 }
 
+/* gpu_compute_h == g16_compute_h (the CPU pipeline is checked against the polynomial identity
+ * in tests/groth16/test_ntt.c) for a 2^lg domain whose a, b, c hold `len` meaningful values;
+ * returns whether the GPU took its coset factors from the per-position table. */
+static bool check_h(struct gpu_ctx *ctx, unsigned lg, size_t len)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    size_t n = (size_t)1 << lg;
+    fr_t *v[3], *r[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = calloc(n, sizeof(fr_t));
+        r[i] = calloc(n, sizeof(fr_t));
+        ASSERT(v[i] && r[i]);
+        rand_frs(v[i], len);
+        memcpy(r[i], v[i], n * sizeof(fr_t));
+    }
+    g16_compute_h(r[0], r[1], r[2], lg, pool_default());
+    ASSERT_OK(gpu_compute_h(ctx, v[0], v[1], v[2], lg, err), err);
+    const bool tab = gpu_ctx_h_shift_table(ctx);
+    ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu (coset factors from %s)", lg, len,
+               tab ? "the per-position table" : "the two small tables");
+    for (int i = 0; i < 3; i++) {
+        free(v[i]);
+        free(r[i]);
+    }
+    return tab;
+}
+
+/* The h pipeline (6 transforms, the bit reversal folded into the last pass's stores) at domains
+ * from 2^0 to 2^17 with full, N - 1, and about half meaningful values. The coset factors come
+ * from the per-position table from 2^16 (memory allows it here) and from the two small tables
+ * below; then the two-table fallback at a size that would take the table: a fresh context whose
+ * gpu_options.reserve_bytes leaves ~320 MiB usable runs 2^20, where the table (64 MiB, with
+ * 192 MiB left free beside it for the MSM that follows in the prover) does not fit once the
+ * pipeline's three 32 MiB vectors are allocated. */
 TEST(compute_h_matches_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
     const unsigned lgs[] = {0, 1, 2, 4, 10, 11, 13, 16, 17};
-    /* mode 0: the defaults (6 transforms, bit reversal folded into the last pass's stores);
-     * 1: the 7-transform baseline; 2: the last pass in place plus the bit-reversal pass (the CPU
-     * pipeline is checked against the polynomial identity in tests/groth16/test_ntt.c) */
-    const size_t nlg = sizeof lgs / sizeof lgs[0];
-    for (size_t k = 0; k < 3 * nlg; k++) {
-        unsigned lg = lgs[k % nlg];
-        const int mode = (int)(k / nlg);
-        const bool six = mode != 1;
-        setenv("CUZK_GPU_H_SIX", six ? "1" : "0", 1);
-        setenv("CUZK_GPU_H_REVSTORE", mode == 2 ? "0" : "1", 1);
+    for (size_t k = 0; k < sizeof lgs / sizeof lgs[0]; k++) {
+        unsigned lg = lgs[k];
         size_t n = (size_t)1 << lg;
         /* meaningful prefix: N, N-1, odd, about half */
         size_t lens[3] = {n, n > 1 ? n - 1 : 1, n > 2 ? n / 2 + 1 : 1};
         for (int li = 0; li < 3; li++) {
-            size_t len = lens[li];
-            /* a, b, c on three streams (default), and on one for the middle length; the coset
-             * factors from the per-position table (default from 2^16) or, for the last length,
-             * from the two small tables */
-            setenv("CUZK_GPU_H_STREAMS", li == 1 ? "0" : "1", 1);
-            setenv("CUZK_GPU_NTT_SHIFT_TAB", li == 2 ? "0" : "1", 1);
-            fr_t *v[3], *r[3];
-            for (int i = 0; i < 3; i++) {
-                v[i] = calloc(n, sizeof(fr_t));
-                r[i] = calloc(n, sizeof(fr_t));
-                rand_frs(v[i], len);
-                memcpy(r[i], v[i], n * sizeof(fr_t));
-            }
-            g16_compute_h(r[0], r[1], r[2], lg, pool_default());
-            ASSERT_OK(gpu_compute_h(ctx, v[0], v[1], v[2], lg, err), err);
-            ASSERT_MSG(!memcmp(v[0], r[0], n * sizeof(fr_t)), "h differs at lg %u len %zu (%s, %s, %s)", lg, len,
-                       li == 1 ? "one stream" : "three streams", six ? "6 transforms" : "7 transforms",
-                       mode == 2 ? "bit-reversal pass" : "reversed stores");
-            ASSERT_MSG(gpu_ctx_h_shift_table(ctx) == (lg >= 16 && li != 2), "lg %u len %zu: per-position table %s", lg,
-                       len, gpu_ctx_h_shift_table(ctx) ? "used" : "not used");
-            for (int i = 0; i < 3; i++) {
-                free(v[i]);
-                free(r[i]);
-            }
+            const bool tab = check_h(ctx, lg, lens[li]);
+            ASSERT_MSG(tab == (lg >= 16), "lg %u len %zu: per-position table %s", lg, lens[li],
+                       tab ? "used" : "not used");
         }
     }
-    unsetenv("CUZK_GPU_H_STREAMS");
-    unsetenv("CUZK_GPU_NTT_SHIFT_TAB");
-    unsetenv("CUZK_GPU_H_SIX");
-    unsetenv("CUZK_GPU_H_REVSTORE");
+    gpu_ctx_free(ctx);
+
+    ctx = gpu_test_ctx();
+    check_h(ctx, 10, 1024);   /* loads the kernels before the free memory is measured */
+    const unsigned lg = 20;
+    const size_t usable = (size_t)320 << 20;
+    size_t fr = 0, tot = 0;
+    ASSERT_OK(gpu_mem_info(ctx, &fr, &tot, err), err);
+    ASSERT_MSG(fr > usable + ((size_t)1 << 30), "only %zu bytes of GPU memory free", fr);
+    gpu_ctx_set_options(ctx, &(struct gpu_options){.reserve_bytes = fr - usable});
+    const size_t n = (size_t)1 << lg;
+    const size_t lens[2] = {n, n / 2 + 1};
+    for (int li = 0; li < 2; li++)
+        ASSERT_MSG(!check_h(ctx, lg, lens[li]),
+                   "lg %u len %zu with %zu MiB usable (reserve_bytes): the per-position table was built; it "
+                   "needs 256 MiB free after the pipeline's vectors, so the backend took reserved memory",
+                   lg, lens[li], usable >> 20);
     gpu_ctx_free(ctx);
 }
 

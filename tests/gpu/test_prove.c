@@ -132,55 +132,51 @@ TEST(gpu_proofs_equal_cpu_proofs_and_verify)
 }
 
 /* The prover's MSMs borrow memory that is dead once h is formed: the sort buffers come from
- * the h pipeline's other two vectors (16 N bytes each; with at most 2 windows per sort every
- * MSM here fits), the split's tail scalars from h's vector, and from 2^16 the split's other
- * buffers from the coset factor table, which the next proof must rebuild. Two proofs per size on one context, each equal to the CPU's and
- * verified: a table left stale would make the second proof differ. With CUZK_GPU_MSM_LOAN=0
- * nothing is borrowed. */
+ * the h pipeline's other two vectors (16 N bytes each; with at most 2 windows per sort, set by
+ * msm.max_windows, every MSM here fits), the split's tail scalars from h's vector, and from
+ * 2^16 the split's other buffers from the coset factor table, which the next proof must
+ * rebuild. Two proofs per size on one context, each equal to the CPU's and verified (a table
+ * left stale would make the second proof differ), each with its scratch requests served by
+ * loans. */
 TEST(msm_scratch_lent_by_h_pipeline)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    setenv("CUZK_GPU_MSM_G", "2", 1);
+    gpu_tune("msm.max_windows=2");
     const uint64_t ns[] = {1023, 40000};
-    for (int off = 0; off < 2; off++) {
-        if (off) setenv("CUZK_GPU_MSM_LOAN", "0", 1);
-        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
-            struct fixture f;
-            fixture_init(&f, ns[k], 2, 700 + k);
-            struct g16_assignment w = {f.in, f.aux};
-            struct g16_pvk *pvk = g16_pvk_new(&f.pk.vk, err);
-            ASSERT(pvk);
-            for (int rep = 0; rep < 2; rep++) {
-                fr_t r, s;
-                rand_fr(&r);
-                rand_fr(&s);
-                const uint64_t before = gpu_ctx_msm_loans(ctx);
-                struct g16_proof pc, pg;
-                ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
-                ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
-                const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
-                /* 4 sort buffers for each of the 5 MSMs, the tail scalars of the 3 splits,
-                 * and with the table their 3 other buffers as well */
-                const bool tab = gpu_ctx_h_shift_table(ctx);
-                const uint64_t want = off ? 0 : tab ? 32 : 23;
-                ASSERT_MSG(off ? taken == 0 : taken >= want,
-                           "n=%llu proof %d: %llu scratch requests served by loans (table %d, loans %s)",
-                           (unsigned long long)ns[k], rep, (unsigned long long)taken, (int)tab, off ? "off" : "on");
-                if (ns[k] >= 40000) ASSERT_MSG(tab, "n=%llu: the h pipeline did not use its coset table", (unsigned long long)ns[k]);
-                uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-                g16_proof_to_bytes(bc, &pc);
-                g16_proof_to_bytes(bg, &pg);
-                ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
-                ASSERT_OK(g16_verify(pvk, &pg, f.in + 1, f.s.n_inputs - 1, err), err);
-            }
-            g16_pvk_free(pvk);
-            gpu_ctx_unload(ctx);
-            fixture_fini(&f);
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        struct fixture f;
+        fixture_init(&f, ns[k], 2, 700 + k);
+        struct g16_assignment w = {f.in, f.aux};
+        struct g16_pvk *pvk = g16_pvk_new(&f.pk.vk, err);
+        ASSERT(pvk);
+        for (int rep = 0; rep < 2; rep++) {
+            fr_t r, s;
+            rand_fr(&r);
+            rand_fr(&s);
+            const uint64_t before = gpu_ctx_msm_loans(ctx);
+            struct g16_proof pc, pg;
+            ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+            ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+            const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
+            /* 4 sort buffers for each of the 5 MSMs, the tail scalars of the 3 splits, and
+             * with the table their 3 other buffers as well */
+            const bool tab = gpu_ctx_h_shift_table(ctx);
+            const uint64_t want = tab ? 32 : 23;
+            ASSERT_MSG(taken >= want, "n=%llu proof %d: %llu scratch requests served by loans, want >= %llu (table %d)",
+                       (unsigned long long)ns[k], rep, (unsigned long long)taken, (unsigned long long)want, (int)tab);
+            if (ns[k] >= 40000) ASSERT_MSG(tab, "n=%llu: the h pipeline did not use its coset table", (unsigned long long)ns[k]);
+            uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+            g16_proof_to_bytes(bc, &pc);
+            g16_proof_to_bytes(bg, &pg);
+            ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
+            ASSERT_OK(g16_verify(pvk, &pg, f.in + 1, f.s.n_inputs - 1, err), err);
         }
+        g16_pvk_free(pvk);
+        gpu_ctx_unload(ctx);
+        fixture_fini(&f);
     }
-    unsetenv("CUZK_GPU_MSM_LOAN");
-    unsetenv("CUZK_GPU_MSM_G");
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
@@ -206,9 +202,9 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    gpu_ctx_set_stream_key(ctx, true);
+    gpu_test_stream_key(ctx, true);
     /* small staging chunks: every vector of these keys takes several chunks */
-    setenv("CUZK_GPU_STAGE_CHUNK", "4096", 1);
+    gpu_tune("stage.chunk=4096");
     const uint64_t ns[] = {100, 5001, 20000};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         struct fixture f;
@@ -222,13 +218,11 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
         struct g16_proof pc, pg, pp;
         ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
         /* twice: the second prove reuses the buffers and staging chunks; with at most 1, 2
-         * and 3 device buffers (CUZK_GPU_STREAM_BUFS; the third comes once the context has
-         * proved: these keys are small, so every buffer asked for fits) */
+         * and 3 device buffers (stream.bufs; the third comes once the context has proved:
+         * these keys are small, so every buffer asked for fits) */
         for (int rep = 0; rep < 6; rep++) {
             const int maxb = 3 - rep / 2;
-            char mb[8];
-            snprintf(mb, sizeof mb, "%d", maxb);
-            setenv("CUZK_GPU_STREAM_BUFS", mb, 1);
+            gpu_tune("stream.bufs=%d", maxb);
             ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
             struct gpu_stream_stats ss;
             gpu_ctx_stream_stats(ctx, &ss);
@@ -253,20 +247,20 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
         g16_proof_to_bytes(bc, &pc);
         g16_proof_to_bytes(bp, &pp);
         ASSERT_MEM_EQ(bc, bp, G16_PROOF_BYTES);
-        unsetenv("CUZK_GPU_STREAM_BUFS");
-        /* and back to resident: the flag off gives the resident path (stats zero) */
-        gpu_ctx_set_stream_key(ctx, false);
+        gpu_tune("stream.bufs=3");
+        /* and back to resident: the option off gives the resident path (stats zero) */
+        gpu_test_stream_key(ctx, false);
         ASSERT_OK(g16_prove(&pp, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
         gpu_ctx_stream_stats(ctx, &ss);
         ASSERT_EQ_U64(ss.bytes, 0);
         g16_proof_to_bytes(bp, &pp);
         ASSERT_MEM_EQ(bc, bp, G16_PROOF_BYTES);
-        gpu_ctx_set_stream_key(ctx, true);
+        gpu_test_stream_key(ctx, true);
         gpu_ctx_unload(ctx);
         gpu_host_free_pinned(blk);
         fixture_fini(&f);
     }
-    unsetenv("CUZK_GPU_STAGE_CHUNK");
+    gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
 
@@ -298,7 +292,7 @@ TEST(registered_host_memory_gives_same_proofs)
     for (int k = 0; k < G16_PK_VECTORS; k++) ASSERT_OK(gpu_host_register(v[k], nb[k], err), err);
     ASSERT_OK(gpu_host_register(f.aux, (size_t)f.s.n_aux * sizeof(fr_t), err), err);
     for (int streamed = 0; streamed < 2; streamed++) {
-        gpu_ctx_set_stream_key(ctx, streamed != 0);
+        gpu_test_stream_key(ctx, streamed != 0);
         ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
         g16_proof_to_bytes(bg, &pg);
         ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
@@ -307,7 +301,7 @@ TEST(registered_host_memory_gives_same_proofs)
         if (streamed) ASSERT_EQ_U64((uint64_t)ss.staged, 0);   /* registered: direct DMA */
         gpu_ctx_unload(ctx);
     }
-    gpu_ctx_set_stream_key(ctx, false);
+    gpu_test_stream_key(ctx, false);
     for (int k = 0; k < G16_PK_VECTORS; k++) gpu_host_unregister(v[k]);
     gpu_host_unregister(f.aux);
     /* an impossible registration is an error with a message, not a crash */
@@ -534,7 +528,7 @@ static void *md_main(void *arg)
     j->rc = gpu_ctx_new(&ctx, j->dev, &j->err);
     struct g16_assignment w = {j->f.in, j->f.aux};
     for (int rep = 0; !j->rc && rep < 2; rep++) {
-        gpu_ctx_set_stream_key(ctx, rep == 1);
+        gpu_test_stream_key(ctx, rep == 1);
         struct g16_proof p;
         j->rc = g16_prove(&p, &j->f.s, &j->f.pk, &w, 1, &j->r, &j->s, gpu_g16_backend, ctx, NULL, &j->err);
         if (!j->rc) g16_proof_to_bytes(j->got[rep], &p);
