@@ -17,10 +17,9 @@
  * (ncu: 31.5 active threads per warp instruction); a bucket that lies inside one range is
  * written directly, the pieces of a bucket that crosses ranges (its "tail" in the first range,
  * "heads" in the next ones) are summed afterwards. It replaced one thread per bucket segment
- * of <= 32 points (28.3 active threads; H200, with the cheaper digit extraction: G1 2^24
- * 164 -> 133 ms at L = 32, 129 ms at L = 64; 2^26 606 -> 494 / 477 ms; G2 gains once its
- * kernel no longer holds a prefetched point: 2^24 575 -> 458 ms). Points per range:
- * range_len (msm_plan.cu), or the msm.range knob. */
+ * of <= 32 points, whose warps ran 28.3 active threads of 32 (decisions.md, "MSM bucket
+ * accumulation splits the sorted entries into equal ranges"). Points per range: msm_range_len
+ * (msm_plan.cu), or the msm.range knob. */
 __device__ __forceinline__ uint32_t win_bits(const uint32_t *s, unsigned bit, unsigned c)
 {
     if (bit >= 256) return 0;
