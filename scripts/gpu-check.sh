@@ -33,7 +33,7 @@ run_step() {   # name, timeout seconds, command...
 
 bench_steps() {   # tag, build
     local t=$1 bench="$2/bin/cuzk-bench-gpu"
-    run_step "msm_g1_$t" 400 "$bench" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --lg 26 --lg 27 --reps 5
+    run_step "msm_g1_$t" ${BENCH_TO:-400} "$bench" gpu-msm --g 1 --lg 16 --lg 20 --lg 24 --lg 26 --lg 27 --reps 5
     run_step "msm_g2_$t" 300 "$bench" gpu-msm --g 2 --lg 20 --lg 24 --reps 5
     run_step "sum_$t" 300 "$bench" gpu-msm --g 1 --lg 27 --density 0.5 --reps 5
     run_step "sum_g2_$t" 300 "$bench" gpu-msm --g 2 --lg 25 --density 0.5 --reps 5
@@ -45,8 +45,9 @@ bench_steps() {   # tag, build
 
 prove_steps() {   # tag, build
     local t=$1 bench="$2/bin/cuzk-bench-gpu"
-    TAILN=12 run_step "prove27_$t" 580 "$bench" gpu-prove --porep-like 27 --key both --pinned 2 --reps 3 \
-        --pipeline ${PROOFS:-6}
+    # PROVE_ARGS replaces the key/pinning/pipeline arguments (e.g. "--key resident --pinned 2 --reps 3")
+    TAILN=12 run_step "prove27_$t" ${PROVE_TO:-580} "$bench" gpu-prove --porep-like 27 \
+        ${PROVE_ARGS:---key both --pinned 2 --reps 3 --pipeline ${PROOFS:-6}}
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,temperature.gpu \
