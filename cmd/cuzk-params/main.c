@@ -15,6 +15,8 @@
 
 /* shape_porep.c: `shape --kind porep --sector-size SIZE [--count-only] [--out FILE]`. */
 int params_cmd_shape_porep(int argc, char **argv);
+/* shape_post.c: `shape --kind window-post|winning-post --sector-size SIZE [--count-only]`. */
+int params_cmd_shape_post(int argc, char **argv);
 /* setup_porep.c: `setup --kind porep --sector-size SIZE --out DIR [--seed S]`. */
 int params_cmd_setup_porep(int argc, char **argv);
 
@@ -36,6 +38,8 @@ static void usage(FILE *f)
             "        lets a fully validated file skip the checks next time)\n"
             "  shape --kind porep --sector-size SIZE [--count-only] [--out FILE]\n"
             "        synthesize one PoRep partition's shape; print counts and densities\n"
+            "  shape --kind window-post|winning-post --sector-size SIZE [--count-only] [--out FILE]\n"
+            "        the same for a WindowPoSt partition / the WinningPoSt circuit\n"
             "\n"
             "N may be written as 2^k. CUZK_THREADS sets the thread count.\n");
 }
@@ -340,6 +344,12 @@ int main(int argc, char **argv)
     if (!strcmp(c, "setup")) return cmd_setup(argc - 1, argv + 1);
     if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1);
-    if (!strcmp(c, "shape")) return params_cmd_shape_porep(argc - 1, argv + 1);
+    if (!strcmp(c, "shape")) {
+        for (int i = 2; i + 1 < argc; i++)      /* the PoSt kinds: shape_post.c */
+            if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") ||
+                                               !strcmp(argv[i + 1], "winning-post")))
+                return params_cmd_shape_post(argc - 1, argv + 1);
+        return params_cmd_shape_porep(argc - 1, argv + 1);
+    }
     return usage_error("unknown command \"%s\"", c);
 }

@@ -1,0 +1,93 @@
+/* shape_post.c: `cuzk-params shape --kind window-post|winning-post --sector-size SIZE
+ * [--count-only] [--out F]`: synthesize one FallbackPoSt circuit's shape (a WindowPoSt
+ * partition or the WinningPoSt proof) and print its counts, nonzeros and densities, in the
+ * same lines as the PoRep shape. main.c dispatches "shape" here with argv[0] = "shape". */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuzk/gadgets.h"
+#include "cuzk/groth16.h"
+#include "cuzk/porep.h"
+#include "cuzk/post.h"
+#include "cuzk/util.h"
+
+int params_cmd_shape_post(int argc, char **argv);
+
+static int shape_usage(FILE *f)
+{
+    fprintf(f, "usage: cuzk-params shape --kind window-post|winning-post --sector-size SIZE [--count-only] [--out FILE]\n"
+               "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB\n"
+               "  --count-only  count rows, nonzeros and densities without storing the matrices\n"
+               "  --out FILE    also save the shape (not with --count-only)\n");
+    return f == stderr ? 2 : 0;
+}
+
+int params_cmd_shape_post(int argc, char **argv)
+{
+    const char *kind_s = NULL, *size_s = NULL, *out = NULL;
+    bool count_only = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) return shape_usage(stdout);
+        if (!strcmp(o, "--count-only")) { count_only = true; continue; }
+        if (!v) {
+            fprintf(stderr, "shape: %s needs a value\n", o);
+            return shape_usage(stderr);
+        }
+        if (!strcmp(o, "--kind")) kind_s = v;
+        else if (!strcmp(o, "--sector-size")) size_s = v;
+        else if (!strcmp(o, "--out")) out = v;
+        else {
+            fprintf(stderr, "shape: unexpected argument %s\n", o);
+            return shape_usage(stderr);
+        }
+        i++;
+    }
+    if (!kind_s || !size_s || (count_only && out)) return shape_usage(stderr);
+
+    struct cuzk_error err = {0};
+    enum post_kind kind;
+    uint64_t size;
+    struct post_config cfg;
+    if (post_parse_kind(&kind, kind_s, &err) || porep_parse_sector_size(&size, size_s, &err) ||
+        post_config_for_size(&cfg, kind, size, &err)) {
+        fprintf(stderr, "shape: %s\n", err.msg);
+        return 2;
+    }
+    struct g16_builder *b = g16_builder_new(count_only, &err);
+    if (!b) {
+        fprintf(stderr, "shape: %s\n", err.msg);
+        return 1;
+    }
+    uint64_t t0 = cuzk_now_ns();
+    struct gcs_sink sink = gcs_sink_builder(b);
+    struct gcs cs;
+    struct g16_shape s;
+    memset(&s, 0, sizeof s);
+    int rc = gcs_init(&cs, GCS_SHAPE, &sink, &err);
+    if (!rc) {
+        post_synthesize(&cs, &cfg, NULL);
+        rc = gcs_status(&cs, &err);
+        gcs_free(&cs);
+    }
+    if (!rc) rc = g16_builder_finish(b, &s, &err);
+    g16_builder_free(b);
+    if (!rc && out) rc = g16_shape_save(&s, out, &err);
+    if (rc) {
+        fprintf(stderr, "shape: %s\n", err.msg);
+        g16_shape_free(&s);
+        return 1;
+    }
+    printf("constraints %llu\ninputs %u\naux %u\n", (unsigned long long)s.n_constraints,
+           s.n_inputs, s.n_aux);
+    printf("nnz_a %llu\nnnz_b %llu\nnnz_c %llu\n", (unsigned long long)s.a.nnz,
+           (unsigned long long)s.b.nnz, (unsigned long long)s.c.nnz);
+    printf("a_aux_density %llu\nb_inp_density %llu\nb_aux_density %llu\n",
+           (unsigned long long)s.a_aux_count, (unsigned long long)s.b_inp_count,
+           (unsigned long long)s.b_aux_count);
+    fprintf(stderr, "shape: %s %s: %u sectors x %u challenges, %.2f s\n", post_kind_name(kind), size_s,
+            cfg.sectors, cfg.challenges, (double)(cuzk_now_ns() - t0) / 1e9);
+    g16_shape_free(&s);
+    return 0;
+}
