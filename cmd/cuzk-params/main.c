@@ -17,6 +17,8 @@
 int params_cmd_shape_porep(int argc, char **argv);
 /* shape_post.c: `shape --kind window-post|winning-post --sector-size SIZE [--count-only]`. */
 int params_cmd_shape_post(int argc, char **argv);
+/* shape_snap.c: `shape --kind snap --sector-size SIZE [--count-only] [--out FILE]`. */
+int params_cmd_shape_snap(int argc, char **argv);
 /* setup_porep.c: `setup --kind porep --sector-size SIZE --out DIR [--seed S]`. */
 int params_cmd_setup_porep(int argc, char **argv);
 
@@ -40,6 +42,8 @@ static void usage(FILE *f)
             "        synthesize one PoRep partition's shape; print counts and densities\n"
             "  shape --kind window-post|winning-post --sector-size SIZE [--count-only] [--out FILE]\n"
             "        the same for a WindowPoSt partition / the WinningPoSt circuit\n"
+            "  shape --kind snap --sector-size SIZE [--count-only] [--out FILE]\n"
+            "        the same for a SnapDeals (EmptySectorUpdate) partition\n"
             "\n"
             "N may be written as 2^k. CUZK_THREADS sets the thread count.\n");
 }
@@ -349,6 +353,9 @@ int main(int argc, char **argv)
             if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") ||
                                                !strcmp(argv[i + 1], "winning-post")))
                 return params_cmd_shape_post(argc - 1, argv + 1);
+        for (int i = 2; i + 1 < argc; i++)      /* SnapDeals: shape_snap.c */
+            if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "snap"))
+                return params_cmd_shape_snap(argc - 1, argv + 1);
         return params_cmd_shape_porep(argc - 1, argv + 1);
     }
     return usage_error("unknown command \"%s\"", c);
