@@ -74,6 +74,11 @@ int snap_poseidon_gen_consts(struct poseidon_consts *out, struct cuzk_error *err
 /* rho of a node: H(phi, node >> (L - h)). */
 int snap_rho(fr_t *out, const struct snap_config *c, const fr_t *phi, uint64_t node, unsigned h,
              struct cuzk_error *err);
+/* The verifier's public inputs of partition k (compound.rs generate_public_inputs, ONE not
+ * included): k_and_h_select, comm_r_old, comm_d_new, comm_r_new. */
+int snap_public_inputs(fr_t out[4], const struct snap_config *c, unsigned k, unsigned h,
+                       const fr_t *comm_r_old, const fr_t *comm_d_new, const fr_t *comm_r_new,
+                       struct cuzk_error *err);
 /* The K challenges (node indices) of partition k (challenges.rs; what the circuit derives). */
 int snap_challenges(uint64_t *out, const struct snap_config *c, const fr_t *comm_r_new, unsigned k,
                     struct cuzk_error *err);

@@ -72,6 +72,18 @@ int snap_k_and_h_select(fr_t *out, const struct snap_config *c, unsigned k, unsi
 
 /* ------------------------------------------------------------ native side -- */
 
+int snap_public_inputs(fr_t out[4], const struct snap_config *c, unsigned k, unsigned h,
+                       const fr_t *comm_r_old, const fr_t *comm_d_new, const fr_t *comm_r_new,
+                       struct cuzk_error *err)
+{
+    int rc = snap_k_and_h_select(&out[0], c, k, h, err);
+    if (rc) return rc;
+    out[1] = *comm_r_old;
+    out[2] = *comm_d_new;
+    out[3] = *comm_r_new;
+    return CUZK_OK;
+}
+
 int snap_poseidon_gen_consts(struct poseidon_consts *out, struct cuzk_error *err)
 {
     const struct poseidon_consts *p2 = poseidon_consts_get(2, err);

@@ -317,6 +317,10 @@ static int synth_check(const struct snap_fixture *f, struct g16_shape *keep)
     ASSERT(fr_eq(&cs.inputs[2], &f->w.comm_r_old));
     ASSERT(fr_eq(&cs.inputs[3], &f->w.comm_d_new));
     ASSERT(fr_eq(&cs.inputs[4], &f->w.comm_r_new));
+    fr_t pub[4];
+    ASSERT_OK(snap_public_inputs(pub, &f->c, 0, snap_h_default(&f->c), &f->w.comm_r_old, &f->w.comm_d_new,
+                                 &f->w.comm_r_new, E), E);
+    ASSERT_MEM_EQ(pub, cs.inputs + 1, sizeof pub);
     struct g16_assignment a = {cs.inputs, cs.aux};
     int rc = g16_check(&s, &a, NULL, E);
     if (keep) *keep = s;
