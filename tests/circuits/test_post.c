@@ -364,7 +364,7 @@ TEST(post_bad_witness_is_an_error)
  * CUZK_TEST_SLOW=1. */
 TEST_T(post_window_32g_shape_count_only, 600)
 {
-    if (!getenv("CUZK_TEST_SLOW")) test_skip("set CUZK_TEST_SLOW=1 (about 60 s)");
+    if (!getenv("CUZK_TEST_SLOW")) test_skip("set CUZK_TEST_SLOW=1 (about 4 min on one core)");
     struct post_config c;
     for (size_t t = 0; t < N_FPS; t++) {
         if (FPS[t].kind != POST_WINDOW || FPS[t].size < GIB(32)) continue;
