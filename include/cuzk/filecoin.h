@@ -2,7 +2,8 @@
  * parameter names, prover / replica ids, challenge derivation, the stacked DRG graph
  * (BucketGraph + Feistel expander), the C1 output (SealCommitPhase1Output JSON in Curio's
  * wrapper) with its parser, writer and a synthetic generator, and the per-partition witness
- * and public inputs. Library libcuzk_fil.a (depends on libcuzk_core.a and jansson).
+ * and public inputs; registered PoSt proofs, PoSt challenges and public inputs. Library
+ * libcuzk_fil.a (depends on libcuzk_core.a and jansson).
  * See docs/filecoin.md. */
 #ifndef CUZK_FILECOIN_H
 #define CUZK_FILECOIN_H
@@ -14,6 +15,7 @@
 #include "cuzk/err.h"
 #include "cuzk/ff.h"
 #include "cuzk/porep.h"
+#include "cuzk/post.h"
 
 /* ----------------------------------------------------------------- hashes -- */
 
@@ -213,5 +215,80 @@ size_t fil_porep_num_inputs(const struct fil_seal_proof *p);
 int fil_porep_public_inputs(fr_t *out, const struct fil_seal_proof *p, const uint8_t replica_id[32],
                             const uint8_t comm_d[32], const uint8_t comm_r[32],
                             const uint8_t seed[32], unsigned k, struct cuzk_error *err);
+
+
+/* ------------------------------------------------------------------ PoSt -- */
+
+/* Registered PoSt proofs (filecoin-proofs-api RegisteredPoStProof; Curio / go-state-types
+ * numbering): Winning 0..4 (ApiVersion 1.0.0), Window V1 5..9 (1.0.0), Window V1_2 10..14
+ * (1.2.0; Go calls these V1_1). V1 and V1_2 share the circuit and parameter files; only the
+ * challenge index differs. Counts are PoStConfig's: Window S sectors per partition x 10
+ * challenges; Winning 1 sector x 66 challenges (the circuit unrolls them: 66 x 1). */
+struct fil_post_proof {
+    const char *name;           /* Rust: "StackedDrgWindow32GiBV1_2" */
+    const char *go_name;        /* go-state-types: "StackedDrgWindow32GiBV1_1" */
+    uint64_t id;                /* Go abi value, Curio's registered_proof */
+    enum post_kind kind;
+    uint64_t sector_size;
+    enum fil_api_version api;
+    unsigned sector_count;      /* Window 2 / 2349 (32 GiB) / 2300 (64 GiB); Winning 1 */
+    unsigned challenge_count;   /* per sector: Window 10; Winning 66 */
+    const char *tree_shape;     /* "8-8-0" */
+    const char *param_hash;     /* SHA-256 of the FallbackPoSt PublicParams identifier */
+};
+size_t fil_post_proof_count(void);
+const struct fil_post_proof *fil_post_proof_at(size_t i);
+const struct fil_post_proof *fil_post_proof_by_id(uint64_t id);          /* NULL if unknown */
+const struct fil_post_proof *fil_post_proof_by_name(const char *name);   /* Rust or Go name */
+/* "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377de...3edc". */
+int fil_post_param_stem(char *out, size_t out_len, const struct fil_post_proof *p, struct cuzk_error *err);
+/* The circuit config (post.h) of p: Window S x 10, Winning 66 x 1. */
+int fil_post_circuit_config(struct post_config *c, const struct fil_post_proof *p, struct cuzk_error *err);
+
+/* randomness must be 32 bytes and a canonical Fr (< r); CUZK_E_BAD_ENCODING otherwise, with a
+ * message saying to clear the top two bits (randomness[31] &= 0x3f, as Curio does). */
+int fil_post_check_randomness(const uint8_t *randomness, size_t len, struct cuzk_error *err);
+/* get_challenge_index: ApiVersion 1.0/1.1: sector_index * challenges_per_sector + n;
+ * 1.2: n. */
+uint64_t fil_post_challenge_index(enum fil_api_version api, uint64_t sector_index,
+                                  unsigned challenges_per_sector, unsigned n);
+/* generate_leaf_challenge: SHA-256(randomness | sector_id LE64 | challenge_index LE64), bytes
+ * 0..7 as an LE u64, mod sector_size / 32. randomness is not checked here. */
+uint64_t fil_post_leaf_challenge(uint64_t sector_size, const uint8_t randomness[32],
+                                 uint64_t sector_id, uint64_t challenge_index);
+/* The prover's challenges of one sector (generate_fallback_sector_challenges):
+ * p->challenge_count leaves; sector_index = k * S + position in partition k (Window), 0 for
+ * Winning (its 66 challenges use indices 0..65). */
+int fil_post_sector_challenges(uint64_t *out, const struct fil_post_proof *p,
+                               const uint8_t randomness[32], uint64_t sector_id,
+                               uint64_t sector_index, struct cuzk_error *err);
+/* WinningPoSt sector selection (generate_sector_challenge): p->sector_count (1) positions in
+ * the proving set, SHA-256(prover_id | randomness | n LE64) bytes 0..7 LE mod sector_set_len.
+ * prover_id: fil_prover_id(miner id). An empty set is an error. */
+int fil_winning_post_sector_challenge(uint64_t *out, const struct fil_post_proof *p,
+                                      const uint8_t randomness[32], const uint8_t prover_id[32],
+                                      uint64_t sector_set_len, struct cuzk_error *err);
+
+/* Partitions of a WindowPoSt over n_sectors (ceil(n / S), at least 1); Winning: 1. */
+unsigned fil_post_partitions(const struct fil_post_proof *p, size_t n_sectors);
+/* Number of public inputs of the circuit, ONE included: 1 + S * (1 + C). */
+size_t fil_post_num_inputs(const struct fil_post_proof *p);
+/* The circuit view of partition k: for each of the S circuit sectors, its comm_r (comm_r_fr,
+ * S entries, Montgomery; may be NULL) and the C challenged leaves (leaf, S * C entries), as
+ * FallbackPoStCompound::generate_public_inputs derives them. Window: sector_ids (strictly
+ * ascending, as the verifier orders them) / comm_rs are all the sectors of the proof, chunk k
+ * of S is used, padded by repeating its last sector. Winning: the one challenged sector,
+ * unrolled into 66 circuit sectors with challenge indices 0..65. */
+int fil_post_partition_challenges(uint64_t *leaf, fr_t *comm_r_fr, const struct fil_post_proof *p,
+                                  const uint8_t randomness[32], const uint64_t *sector_ids,
+                                  const uint8_t (*comm_rs)[32], size_t n_sectors, unsigned k,
+                                  struct cuzk_error *err);
+/* The public input vector of partition k, exactly what post_public_inputs fills (out[0] = ONE,
+ * fil_post_num_inputs entries), recomputed from public data only. prover_id (may be NULL) is
+ * checked to be canonical as upstream does but does not enter the inputs. */
+int fil_post_public_inputs(fr_t *out, const struct fil_post_proof *p, const uint8_t randomness[32],
+                           const uint8_t prover_id[32], const uint64_t *sector_ids,
+                           const uint8_t (*comm_rs)[32], size_t n_sectors, unsigned k,
+                           struct cuzk_error *err);
 
 #endif
