@@ -1,0 +1,104 @@
+/* vanilla.h: the bincode vanilla proofs Curio sends for PoSt and SnapDeals, parsed with a
+ * reader of our own (bincode 1.x default options, as rust-filecoin-proofs-api writes them) and
+ * turned into the circuits' witnesses (post.h, snap.h). Part of libcuzk_fil.a.
+ * Formats: docs/formats.md ("Vanilla proofs (bincode)").
+ *
+ * Errors: a message "<what> (sector i | partition k): <serde field path> at byte <offset>:
+ * <problem>", e.g. "FallbackPoStSectorProof (sector 3): vanilla_proof.sectors[0].
+ * inclusion_proofs[4].data.Sub.base_proof.path[2].hashes[6] at byte 1234: truncated: ...".
+ * Codes: CUZK_E_TRUNCATED (input ends inside a field), CUZK_E_BAD_ENCODING (a domain element
+ * >= r), CUZK_E_FORMAT (wrong count / enum variant / index, trailing bytes, more sectors
+ * than the partition holds, inconsistent partition paths), CUZK_E_INVALID_ARG (NULL or
+ * mismatched arguments), CUZK_E_NOMEM. Nothing aborts. */
+#ifndef CUZK_VANILLA_H
+#define CUZK_VANILLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/err.h"
+#include "cuzk/ff.h"
+#include "cuzk/post.h"
+#include "cuzk/snap.h"
+
+/* ------------------------------------------------------------------ PoSt -- */
+
+/* One FallbackPoStSectorProof (filecoin-proofs types/mod.rs): sector_id, comm_r and a
+ * vanilla proof holding exactly one SectorProof (generate_single_vanilla_proof) of
+ * `challenges` tree-R inclusion proofs (10 WindowPoSt, 66 WinningPoSt) plus comm_c and
+ * comm_r_last. Values are Montgomery Fr; arrays live in the arena. */
+struct fil_post_sector_proof {
+    uint64_t sector_id;
+    fr_t comm_r, comm_c, comm_r_last;
+    unsigned challenges;            /* inclusion proofs */
+    unsigned levels, siblings;      /* per path (the post_config's tree-R shape) */
+    fr_t *leaves, *roots;           /* challenges each (roots: as sent; the circuit ignores them) */
+    uint64_t *leaf_index;           /* challenges: position folded from the path indices */
+    uint32_t *index;                /* challenges * levels, leaf upward */
+    fr_t *sib;                      /* challenges * siblings, level by level */
+    struct porep_path *paths;       /* challenges: views of index / sib */
+    void *arena;
+};
+/* Parse one blob for config c (its tree shape; challenges = c->challenges for WindowPoSt,
+ * c->sectors * c->challenges for WinningPoSt). sector_index only names the sector in
+ * messages. The whole input must be consumed. *out is zeroed on failure. */
+int fil_post_sector_proof_parse(struct fil_post_sector_proof *out, const struct post_config *c,
+                                const void *data, size_t len, unsigned sector_index,
+                                struct cuzk_error *err);
+void fil_post_sector_proof_free(struct fil_post_sector_proof *p);
+
+/* Circuit sector j of p (views into p): WindowPoSt j = 0 (all challenges); WinningPoSt
+ * j < c->sectors (challenge j alone, as the 66-sector unrolling does). */
+int fil_post_sector_fill(struct post_sector *out, const struct post_config *c,
+                         const struct fil_post_sector_proof *p, unsigned j, struct cuzk_error *err);
+
+/* A whole partition's witness from n parsed sector proofs, in the order received:
+ * WindowPoSt 1 <= n <= c->sectors (the last sector repeated as padding), WinningPoSt n = 1
+ * (unrolled into c->sectors circuit sectors). comm_r / leaf_index are the public-input
+ * arguments of post_public_inputs (leaf indices taken from the paths). Views into proofs:
+ * keep them alive while w is used. */
+struct fil_post_partition {
+    struct post_witness w;
+    struct post_sector *sectors;    /* c->sectors */
+    fr_t *comm_r;                   /* c->sectors */
+    uint64_t *leaf_index;           /* c->sectors * c->challenges */
+    unsigned real;                  /* n */
+};
+int fil_post_partition_build(struct fil_post_partition *out, const struct post_config *c,
+                             const struct fil_post_sector_proof *proofs, size_t n,
+                             struct cuzk_error *err);
+void fil_post_partition_free(struct fil_post_partition *p);
+
+/* ------------------------------------------------------------- SnapDeals -- */
+
+/* One storage_proofs_update PartitionProof (vanilla.rs): comm_c, apex_leafs, then per
+ * challenge proof_r_old (tree R), proof_d_new (tree D, SHA-256, arity 2, L levels),
+ * proof_r_new (tree R). Montgomery Fr; arrays in the arena. */
+struct fil_snap_partition_proof {
+    fr_t comm_c;
+    unsigned apex_leaves, challenges;       /* A, K */
+    unsigned r_levels, r_siblings, d_levels;        /* tree-R path shape; L */
+    fr_t *apex;                     /* A */
+    fr_t *root_r_old, *root_r_new, *root_d, *leaf_r_new;        /* K each */
+    uint64_t *node;                 /* K: challenged node, from proof_d_new's indices */
+    uint32_t *idx_r_old, *idx_r_new, *idx_d;        /* K * r_levels, K * r_levels, K * L */
+    fr_t *sib_r_old, *sib_r_new, *sib_d;            /* K * r_siblings, .., K * L */
+    struct snap_challenge *ch;      /* K: the circuit's view (leaf_r_old, leaf_d_new, paths) */
+    void *arena;
+};
+/* Parse partition `partition`'s blob (only names it in messages) for config c. */
+int fil_snap_partition_proof_parse(struct fil_snap_partition_proof *out, const struct snap_config *c,
+                                   const void *data, size_t len, unsigned partition,
+                                   struct cuzk_error *err);
+void fil_snap_partition_proof_free(struct fil_snap_partition_proof *p);
+
+/* The snap witness of partition k with update parameter h and the public commitments
+ * (views into p): comm_c, roots of challenge 0, apex leaves, the partition path (tree-D
+ * levels L-p .. L-1 of challenge 0; every challenge must carry the same, as upstream asserts:
+ * CUZK_E_FORMAT naming the challenge), the challenges. */
+int fil_snap_witness_fill(struct snap_witness *w, const struct snap_config *c,
+                          const struct fil_snap_partition_proof *p, unsigned k, unsigned h,
+                          const fr_t *comm_r_old, const fr_t *comm_d_new, const fr_t *comm_r_new,
+                          struct cuzk_error *err);
+
+#endif
