@@ -1,0 +1,69 @@
+/* fuzz_bincode.c: libFuzzer target for the bincode vanilla-proof readers (vanilla.h). Byte 0
+ * picks the format and sector size (0-3: FallbackPoStSectorProof for WindowPoSt 2 KiB,
+ * WinningPoSt 2 KiB, WindowPoSt 32 GiB, WindowPoSt 64 GiB; 4-7: SnapDeals PartitionProof for
+ * 2 KiB, 8 MiB, 32 GiB, 64 GiB); the rest is the blob. An accepted blob is turned into its
+ * witness (post partition / snap witness) and the parsed indices are range-checked. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/vanilla.h"
+#include "fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const uint64_t SIZES[4] = {2048, 2048, 32ull << 30, 64ull << 30};
+static const uint64_t SNAP_SIZES[4] = {2048, 8ull << 20, 32ull << 30, 64ull << 30};
+
+static void fuzz_post(unsigned sel, const uint8_t *d, size_t n)
+{
+    struct post_config c;
+    struct cuzk_error e = {0};
+    if (post_config_for_size(&c, sel == 1 ? POST_WINNING : POST_WINDOW, SIZES[sel], &e)) abort();
+    struct fil_post_sector_proof p;
+    int rc = fil_post_sector_proof_parse(&p, &c, d, n, 0, &e);
+    fuzz_check_err(rc, &e);
+    if (rc) {
+        if (p.arena) abort();       /* zeroed on failure */
+        return;
+    }
+    for (unsigned i = 0; i < p.challenges; i++)
+        if (p.leaf_index[i] >> c.nodes_log2) abort();
+    struct fil_post_partition part;
+    rc = fil_post_partition_build(&part, &c, &p, 1, &e);
+    fuzz_check_err(rc, &e);
+    if (rc) abort();                /* one parsed sector always fits its own config */
+    fil_post_partition_free(&part);
+    fil_post_sector_proof_free(&p);
+}
+
+static void fuzz_snap(unsigned sel, const uint8_t *d, size_t n)
+{
+    struct snap_config c;
+    struct cuzk_error e = {0};
+    if (snap_config_for_size(&c, SNAP_SIZES[sel], &e)) abort();
+    struct fil_snap_partition_proof p;
+    int rc = fil_snap_partition_proof_parse(&p, &c, d, n, 0, &e);
+    fuzz_check_err(rc, &e);
+    if (rc) {
+        if (p.arena) abort();
+        return;
+    }
+    for (unsigned i = 0; i < p.challenges; i++)
+        if (p.node[i] >> c.nodes_log2) abort();
+    struct snap_witness w;
+    fr_t z = {0};
+    rc = fil_snap_witness_fill(&w, &c, &p, 0, snap_h_default(&c), &z, &z, &z, &e);
+    fuzz_check_err(rc, &e);
+    if (rc && rc != CUZK_E_FORMAT) abort();     /* only inconsistent partition paths */
+    fil_snap_partition_proof_free(&p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    unsigned sel = data[0] & 7;
+    if (sel < 4) fuzz_post(sel, data + 1, size - 1);
+    else fuzz_snap(sel - 4, data + 1, size - 1);
+    return 0;
+}
