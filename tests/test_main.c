@@ -69,6 +69,11 @@ int main(int argc, char **argv)
     double mult = 1.0;
     const char *m = getenv("CUZK_TEST_TIMEOUT_MULT");
     if (m && *m) mult = atof(m);
+    struct cuzk_error terr;
+    if (pool_default_set_threads(getenv("CUZK_THREADS"), &terr)) {
+        fprintf(stderr, "CUZK_THREADS: %s\n", terr.msg);
+        return 2;
+    }
     int passed = 0, failed = 0, skipped = 0;
     for (int i = 0; i < ntests; i++) {
         if (argc > 1) {

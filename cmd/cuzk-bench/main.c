@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cuzk/util.h"
 
 #define MAX_CMDS 64
 static struct { const char *name, *help; bench_cmd_fn fn; } cmds[MAX_CMDS];
@@ -41,6 +42,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    struct cuzk_error terr;
+    if (pool_default_set_threads(getenv("CUZK_THREADS"), &terr)) {
+        fprintf(stderr, "cuzk-bench: CUZK_THREADS: %s\n", terr.msg);
+        return 2;
+    }
     int i = 1;
     for (; i < argc; i++) {
         if ((!strcmp(argv[i], "-a") || !strcmp(argv[i], "--addr")) && i + 1 < argc) {

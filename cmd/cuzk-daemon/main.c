@@ -14,6 +14,7 @@
 #include "cuzk/engine.h"
 #include "cuzk/log.h"
 #include "cuzk/server.h"
+#include "cuzk/util.h"
 #include "lifecycle.h"
 
 #ifndef CUZK_BUILD_ID
@@ -186,10 +187,15 @@ int main(int argc, char **argv)
         printf("configuration OK: %s (sha256 %s)\n", cfg_source ? cfg_source : "<built-in defaults>", digest);
         return 0;
     }
-    if (cfg.synthesis_threads) {
+    /* the shared compute pool: [synthesis] threads, else CUZK_THREADS, else one per CPU */
+    {
         char t[16];
         snprintf(t, sizeof t, "%u", cfg.synthesis_threads);
-        setenv("CUZK_THREADS", t, 1);   /* sizes the shared compute pool on first use */
+        struct cuzk_error terr;
+        if (pool_default_set_threads(cfg.synthesis_threads ? t : getenv("CUZK_THREADS"), &terr)) {
+            fprintf(stderr, "cuzk-daemon: CUZK_THREADS: %s\n", terr.msg);
+            return 1;
+        }
     }
 
     cuzk_log(CLOG_INFO, "cuzk-daemon starting: version=%s build=%s pid=%ld config=%s config_sha256=%s",

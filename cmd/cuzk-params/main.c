@@ -336,6 +336,11 @@ static int cmd_validate(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    struct cuzk_error terr;
+    if (pool_default_set_threads(getenv("CUZK_THREADS"), &terr)) {
+        fprintf(stderr, "cuzk-params: CUZK_THREADS: %s\n", terr.msg);
+        return 2;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

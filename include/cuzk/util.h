@@ -29,9 +29,13 @@ struct pool *pool_new(unsigned nthreads, struct cuzk_error *err);
 void pool_free(struct pool *p);
 /* Number of threads that work on a job, the caller included. */
 unsigned pool_size(const struct pool *p);
-/* Process-wide pool, created on first use with CUZK_THREADS (env) or all CPUs. Never NULL
- * (falls back to a 1-thread "pool" that runs inline if threads cannot be created). */
+/* Process-wide pool, created on first use with the threads set below or one per online CPU.
+ * Never NULL (falls back to a 1-thread "pool" that runs inline if threads cannot be created). */
 struct pool *pool_default(void);
+/* Threads of the process-wide pool, as a decimal string (NULL, "" or "0": one per online CPU;
+ * the programs pass their CUZK_THREADS or configuration value). CUZK_E_INVALID_ARG if s is not
+ * a number, CUZK_E_BUSY once the pool exists (call it before any parallel work). */
+int pool_default_set_threads(const char *s, struct cuzk_error *err);
 /* fn(ctx, begin, end, worker): process items [begin, end); worker in [0, pool_size). */
 typedef void (*pool_fn)(void *ctx, size_t begin, size_t end, unsigned worker);
 /* Split [0, n) into chunks of at least `grain` items and run them on the pool. */

@@ -1,6 +1,8 @@
 /* pool.c: the library's one thread pool. Jobs are parallel-for ranges served FIFO; the
  * calling thread works on its own job too, so a 1-thread pool runs everything inline. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,13 +140,27 @@ unsigned pool_size(const struct pool *p) { return p ? p->nthreads + 1 : 1; }
 
 static struct pool *default_pool;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static unsigned default_threads;   /* 0: one per online CPU */
+static bool default_made;
 
 static void default_init(void)
 {
-    unsigned n = 0;
-    const char *env = getenv("CUZK_THREADS");
-    if (env && *env) n = (unsigned)strtoul(env, NULL, 10);
-    default_pool = pool_new(n, NULL);
+    default_pool = pool_new(default_threads, NULL);
+    default_made = true;
+}
+
+int pool_default_set_threads(const char *s, struct cuzk_error *err)
+{
+    if (!s || !*s) return CUZK_OK;
+    char *end = NULL;
+    errno = 0;
+    const unsigned long n = strtoul(s, &end, 10);
+    if (errno || *end || *s == '-' || n > 4096)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "thread count '%s': expected 0..4096 (0 = one per CPU)", s);
+    if (default_made)
+        return cuzk_fail(err, CUZK_E_BUSY, "thread count: the shared pool already exists; set it before any work");
+    default_threads = (unsigned)n;
+    return CUZK_OK;
 }
 
 struct pool *pool_default(void)
