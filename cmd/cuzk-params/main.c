@@ -13,12 +13,9 @@
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
 
-/* shape_porep.c: `shape --kind porep --sector-size SIZE [--count-only] [--out FILE]`. */
-int params_cmd_shape_porep(int argc, char **argv);
-/* shape_post.c: `shape --kind window-post|winning-post --sector-size SIZE [--count-only]`. */
-int params_cmd_shape_post(int argc, char **argv);
-/* shape_snap.c: `shape --kind snap --sector-size SIZE [--count-only] [--out FILE]`. */
-int params_cmd_shape_snap(int argc, char **argv);
+/* shape.c: `shape --kind porep|window-post|winning-post|snap --sector-size SIZE [--count-only]
+ * [--out FILE]`. */
+int params_cmd_shape(int argc, char **argv);
 /* setup_porep.c: `setup --kind porep --sector-size SIZE --out DIR [--seed S]`. */
 int params_cmd_setup_porep(int argc, char **argv);
 
@@ -353,15 +350,6 @@ int main(int argc, char **argv)
     if (!strcmp(c, "setup")) return cmd_setup(argc - 1, argv + 1);
     if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1);
-    if (!strcmp(c, "shape")) {
-        for (int i = 2; i + 1 < argc; i++)      /* the PoSt kinds: shape_post.c */
-            if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") ||
-                                               !strcmp(argv[i + 1], "winning-post")))
-                return params_cmd_shape_post(argc - 1, argv + 1);
-        for (int i = 2; i + 1 < argc; i++)      /* SnapDeals: shape_snap.c */
-            if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "snap"))
-                return params_cmd_shape_snap(argc - 1, argv + 1);
-        return params_cmd_shape_porep(argc - 1, argv + 1);
-    }
+    if (!strcmp(c, "shape")) return params_cmd_shape(argc - 1, argv + 1);
     return usage_error("unknown command \"%s\"", c);
 }

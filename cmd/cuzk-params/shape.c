@@ -1,27 +1,70 @@
-/* shape_snap.c: `cuzk-params shape --kind snap --sector-size SIZE [--count-only] [--out F]`:
- * synthesize one SnapDeals (EmptySectorUpdate) partition's shape and print the same lines as
- * the PoRep shape command. main.c dispatches "shape --kind snap" here with argv[0] = "shape". */
+/* shape.c: `cuzk-params shape --kind KIND --sector-size SIZE [--count-only] [--out F]`:
+ * synthesize one partition's shape of a proof kind (PoRep, WindowPoSt / WinningPoSt, SnapDeals)
+ * and print its counts, nonzeros and densities. main.c dispatches "shape" here with
+ * argv[0] = "shape". A kind is one row of the table below: its configuration from the sector
+ * size, and its circuit in shape mode. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuzk/gadgets.h"
 #include "cuzk/groth16.h"
 #include "cuzk/porep.h"
+#include "cuzk/post.h"
 #include "cuzk/snap.h"
 #include "cuzk/util.h"
 
-int params_cmd_shape_snap(int argc, char **argv);
+int params_cmd_shape(int argc, char **argv);
+
+union shape_cfg {
+    struct porep_config porep;
+    struct post_config post;
+    struct snap_config snap;
+};
+
+static int porep_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
+{
+    (void)kind;
+    return porep_config_for_size(&c->porep, size, err);
+}
+static void porep_syn(struct gcs *cs, const union shape_cfg *c) { porep_synthesize(cs, &c->porep, NULL); }
+
+static int post_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
+{
+    enum post_kind k;
+    int rc = post_parse_kind(&k, kind, err);
+    return rc ? rc : post_config_for_size(&c->post, k, size, err);
+}
+static void post_syn(struct gcs *cs, const union shape_cfg *c) { post_synthesize(cs, &c->post, NULL); }
+
+static int snap_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
+{
+    (void)kind;
+    return snap_config_for_size(&c->snap, size, err);
+}
+static void snap_syn(struct gcs *cs, const union shape_cfg *c) { snap_synthesize(cs, &c->snap, NULL); }
+
+static const struct shape_kind {
+    const char *name;
+    int (*configure)(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err);
+    void (*synthesize)(struct gcs *cs, const union shape_cfg *c);
+} kinds[] = {
+    {"porep", porep_cfg, porep_syn},
+    {"window-post", post_cfg, post_syn},
+    {"winning-post", post_cfg, post_syn},
+    {"snap", snap_cfg, snap_syn},
+};
 
 static int shape_usage(FILE *f)
 {
-    fprintf(f, "usage: cuzk-params shape --kind snap --sector-size SIZE [--count-only] [--out FILE]\n"
+    fprintf(f, "usage: cuzk-params shape --kind porep|window-post|winning-post|snap --sector-size SIZE "
+               "[--count-only] [--out FILE]\n"
                "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB\n"
                "  --count-only  count rows, nonzeros and densities without storing the matrices\n"
                "  --out FILE    also save the shape (not with --count-only)\n");
     return f == stderr ? 2 : 0;
 }
 
-int params_cmd_shape_snap(int argc, char **argv)
+int params_cmd_shape(int argc, char **argv)
 {
     const char *kind = NULL, *size_s = NULL, *out = NULL;
     bool count_only = false;
@@ -43,12 +86,15 @@ int params_cmd_shape_snap(int argc, char **argv)
         }
         i++;
     }
-    if (!kind || strcmp(kind, "snap") || !size_s || (count_only && out)) return shape_usage(stderr);
+    const struct shape_kind *k = NULL;
+    for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0] && !k; i++)
+        if (!strcmp(kinds[i].name, kind)) k = &kinds[i];
+    if (!k || !size_s || (count_only && out)) return shape_usage(stderr);
 
     struct cuzk_error err = {0};
     uint64_t size;
-    struct snap_config cfg;
-    if (porep_parse_sector_size(&size, size_s, &err) || snap_config_for_size(&cfg, size, &err)) {
+    union shape_cfg cfg;
+    if (porep_parse_sector_size(&size, size_s, &err) || k->configure(&cfg, kind, size, &err)) {
         fprintf(stderr, "shape: %s\n", err.msg);
         return 2;
     }
@@ -64,7 +110,7 @@ int params_cmd_shape_snap(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int rc = gcs_init(&cs, GCS_SHAPE, &sink, &err);
     if (!rc) {
-        snap_synthesize(&cs, &cfg, NULL);
+        k->synthesize(&cs, &cfg);
         rc = gcs_status(&cs, &err);
         gcs_free(&cs);
     }
@@ -83,7 +129,7 @@ int params_cmd_shape_snap(int argc, char **argv)
     printf("a_aux_density %llu\nb_inp_density %llu\nb_aux_density %llu\n",
            (unsigned long long)s.a_aux_count, (unsigned long long)s.b_inp_count,
            (unsigned long long)s.b_aux_count);
-    fprintf(stderr, "shape: %.2f s\n", (double)(cuzk_now_ns() - t0) / 1e9);
+    fprintf(stderr, "shape: %s %s: %.2f s\n", kind, size_s, (double)(cuzk_now_ns() - t0) / 1e9);
     g16_shape_free(&s);
     return 0;
 }
