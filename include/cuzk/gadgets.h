@@ -197,6 +197,13 @@ void gnum_to_bits_le(struct gcs *cs, gbool out[255], const gnum *x);
 void gnum_to_bits_le_strict(struct gcs *cs, gbool out[255], const gnum *x);
 /* pack_bits: the first min(n, 254) bits into one aux y with (sum 2^i b_i) * ONE = y. */
 gnum g_pack_bits(struct gcs *cs, const gbool *bits, size_t n);
+/* Filecoin's SHA-256 tree hashing (filecoin-hashers Sha256Function). The input form of a
+ * field element: its 255-bit to_bits_le padded to 256 with false, the bit order reversed
+ * inside each byte (reverse_bit_numbering). */
+void gnum_to_bits_byte_reversed(struct gcs *cs, gbool out[256], const gnum *x);
+/* hash_multi_leaf_circuit of a binary node: both children in that form, SHA-256, the digest
+ * byte-reversed the same way, its first 254 bits packed. */
+gnum g_sha256_node(struct gcs *cs, const gnum *l, const gnum *r);
 /* multipack::pack_into_inputs: one input per 254-bit chunk. */
 void g_pack_into_inputs(struct gcs *cs, const gbool *bits, size_t n);
 /* compute_multipacking of plain bits: out[ceil(n/254)]. */

@@ -123,29 +123,6 @@ void g_insert(struct gcs *cs, gnum *out, const gnum *cur, const gbool *bits, con
     t = g_pick(cs, and01, a, h);            out[7] = g_pick(cs, b2, &t, h);
 }
 
-/* reverse_bit_numbering of a 255-bit to_bits_le: pad to 256 with false, then reverse the
- * bit order inside each byte. */
-static void to_bits_reversed(struct gcs *cs, gbool out[256], const gnum *x)
-{
-    gbool le[256];
-    gnum_to_bits_le(cs, le, x);
-    le[255] = gb_const(false);
-    for (int i = 0; i < 256; i++) out[i] = le[(i & ~7) + 7 - (i & 7)];
-}
-
-/* filecoin-hashers Sha256Function::hash_multi_leaf_circuit for a binary node: both
- * to_bits_le first, each padded to 256 and byte-reversed, SHA-256, byte-reverse the digest,
- * pack its first 254 bits. */
-static gnum sha256_node(struct gcs *cs, const gnum *l, const gnum *r)
-{
-    gbool msg[512], dig[256], le[256];
-    to_bits_reversed(cs, msg, l);
-    to_bits_reversed(cs, msg + 256, r);
-    g_sha256(cs, dig, msg, 512);
-    for (int i = 0; i < 256; i++) le[i] = dig[(i & ~7) + 7 - (i & 7)];
-    return g_pack_bits(cs, le, 254);
-}
-
 static unsigned log2u(unsigned a) { unsigned k = 0; while ((1u << k) < a) k++; return k; }
 
 void porep_por(struct gcs *cs, const unsigned *arity, unsigned levels, const gnum *leaf,
@@ -167,7 +144,7 @@ void porep_por(struct gcs *cs, const unsigned *arity, unsigned levels, const gnu
         sib_off += a - 1;
         g_insert(cs, ins, &cur, lb, sib, a);
         if (sha_tree) {
-            cur = sha256_node(cs, &ins[0], &ins[1]);
+            cur = g_sha256_node(cs, &ins[0], &ins[1]);
         } else {
             const struct poseidon_consts *pc = poseidon_consts_get(a, &err);
             if (!pc) {
@@ -262,10 +239,10 @@ static void synth_challenge(struct gcs *cs, const struct porep_config *c,
     for (unsigned layer = 1; layer <= L; layer++) {
         unsigned np = 0;
         for (unsigned p = 0; p < POREP_DRG_PARENTS; p++)
-            to_bits_reversed(cs, pbits[np++], &cols[p][layer - 1]);
+            gnum_to_bits_byte_reversed(cs, pbits[np++], &cols[p][layer - 1]);
         if (layer > 1)
             for (unsigned p = 0; p < POREP_EXP_PARENTS; p++)
-                to_bits_reversed(cs, pbits[np++], &cols[POREP_DRG_PARENTS + p][layer - 2]);
+                gnum_to_bits_byte_reversed(cs, pbits[np++], &cols[POREP_DRG_PARENTS + p][layer - 2]);
         /* 37 parents: layer 1 repeats the 6 DRG parents 6 times then p0; later layers list
          * the 14 twice then the first 9. The same bits are reused, none reallocated. */
         const gbool *par[37];
@@ -303,7 +280,7 @@ static void synth_head(struct gcs *cs, struct head *h, const struct porep_witnes
     struct cuzk_error err;
     gnum replica_id = gnum_alloc(cs, w ? &w->replica_id : &FR_ZERO);
     gnum_inputize(cs, &replica_id);
-    to_bits_reversed(cs, h->replica_bits, &replica_id);
+    gnum_to_bits_byte_reversed(cs, h->replica_bits, &replica_id);
 
     h->comm_d = gnum_alloc(cs, w ? &w->comm_d : &FR_ZERO);
     gnum_inputize(cs, &h->comm_d);

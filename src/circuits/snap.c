@@ -169,27 +169,6 @@ static void num_to_bits_onerow(struct gcs *cs, gbool out[255], const gnum *x)
     decomp_row(cs, out, 255, x);
 }
 
-/* filecoin-hashers Sha256Function::hash2_circuit / hash_multi_leaf_circuit::<U2>: to_bits_le of
- * both (each padded to 256 with a constant false), bits reversed inside each byte, SHA-256,
- * reversed again, the first 254 bits packed. */
-static void bits_reversed(struct gcs *cs, gbool out[256], const gnum *x)
-{
-    gbool le[256];
-    gnum_to_bits_le(cs, le, x);
-    le[255] = gb_const(false);
-    for (int i = 0; i < 256; i++) out[i] = le[(i & ~7) + 7 - (i & 7)];
-}
-
-static gnum sha256_node(struct gcs *cs, const gnum *l, const gnum *r)
-{
-    gbool msg[512], dig[256], le[256];
-    bits_reversed(cs, msg, l);
-    bits_reversed(cs, msg + 256, r);
-    g_sha256(cs, dig, msg, 512);
-    for (int i = 0; i < 256; i++) le[i] = dig[(i & ~7) + 7 - (i & 7)];
-    return g_pack_bits(cs, le, 254);
-}
-
 static unsigned log2u(unsigned a) { unsigned k = 0; while ((1u << k) < a) k++; return k; }
 
 /* por_no_challenge_input: per level, the next log2(arity) bits of `bits` (least significant
@@ -207,7 +186,7 @@ static void por_nci(struct gcs *cs, const unsigned *arity, unsigned levels, cons
         nb += log2u(a);
         ns += a - 1;
         if (sha) {
-            cur = sha256_node(cs, &ins[0], &ins[1]);
+            cur = g_sha256_node(cs, &ins[0], &ins[1]);
         } else {
             const struct poseidon_consts *pc = poseidon_consts_get(a, &err);
             if (!pc) {
@@ -324,7 +303,7 @@ void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct s
         gnum row[SNAP_MAX_APEX];
         memcpy(row, apex, A * sizeof *row);
         for (unsigned w2 = A; w2 > 1 && !cs->status; w2 /= 2)
-            for (unsigned i = 0; i < w2 / 2; i++) row[i] = sha256_node(cs, &row[2 * i], &row[2 * i + 1]);
+            for (unsigned i = 0; i < w2 / 2; i++) row[i] = g_sha256_node(cs, &row[2 * i], &row[2 * i + 1]);
         unsigned ar2[8] = {2, 2, 2, 2, 2, 2, 2, 2};
         por_nci(cs, ar2, p, part_bits, &row[0], ppath, &comm_d_new, true);
     }

@@ -147,3 +147,21 @@ void g_sha256(struct gcs *cs, gbool out[256], const gbool *in, size_t nbits)
     cuzk_free(p);
     for (int i = 0; i < 8; i++) gu32_to_bits_be(&out[32 * i], &cur[i]);
 }
+
+void gnum_to_bits_byte_reversed(struct gcs *cs, gbool out[256], const gnum *x)
+{
+    gbool le[256];
+    gnum_to_bits_le(cs, le, x);
+    le[255] = gb_const(false);
+    for (int i = 0; i < 256; i++) out[i] = le[(i & ~7) + 7 - (i & 7)];
+}
+
+gnum g_sha256_node(struct gcs *cs, const gnum *l, const gnum *r)
+{
+    gbool msg[512], dig[256], le[256];
+    gnum_to_bits_byte_reversed(cs, msg, l);
+    gnum_to_bits_byte_reversed(cs, msg + 256, r);
+    g_sha256(cs, dig, msg, 512);
+    for (int i = 0; i < 256; i++) le[i] = dig[(i & ~7) + 7 - (i & 7)];
+    return g_pack_bits(cs, le, 254);
+}
