@@ -9,6 +9,7 @@
 #include "cuzk/filecoin.h"
 #include "cuzk/post.h"
 #include "test.h"
+#include "post_tree2k.h"
 
 static struct cuzk_error g_err;
 static struct cuzk_error *E = &g_err;
@@ -408,42 +409,6 @@ TEST(post_randomness_and_argument_checks)
 
 /* ---------------------------------------------------- against the circuit -- */
 
-static void rand_fr(fr_t *x)
-{
-    uint8_t b[64];
-    cuzk_rng_bytes(test_rng(), b, sizeof b);
-    fr_from_wide_le(x, b);
-}
-
-/* A 2 KiB tree R (64 leaves, arity 8, 2 levels) and its paths. */
-struct tree2k {
-    fr_t leaf[64], mid[8], root, comm_c, comm_r;
-};
-static void tree2k_build(struct tree2k *t)
-{
-    const struct poseidon_consts *p8 = poseidon_consts_get(8, E), *p2 = poseidon_consts_get(2, E);
-    ASSERT_MSG(p8 && p2, "%s", E->msg);
-    for (int i = 0; i < 64; i++) rand_fr(&t->leaf[i]);
-    for (int j = 0; j < 8; j++) poseidon_hash(&t->mid[j], p8, &t->leaf[8 * j]);
-    poseidon_hash(&t->root, p8, t->mid);
-    rand_fr(&t->comm_c);
-    fr_t pre[2] = {t->comm_c, t->root};
-    poseidon_hash(&t->comm_r, p2, pre);
-}
-struct path2k {
-    uint32_t idx[2];
-    fr_t sib[14];
-};
-static void tree2k_path(struct path2k *p, const struct tree2k *t, unsigned n)
-{
-    p->idx[0] = n % 8;
-    p->idx[1] = n / 8;
-    unsigned k = 0;
-    for (unsigned i = 0; i < 8; i++)
-        if (i != n % 8) p->sib[k++] = t->leaf[8 * (n / 8) + i];
-    for (unsigned i = 0; i < 8; i++)
-        if (i != n / 8) p->sib[k++] = t->mid[i];
-}
 
 /* Witness of partition k at 2 KiB for proof p over n sectors with trees t: the circuit sector
  * j uses tree tsel[j] (the real sector or the repeated last one) and the leaves the
