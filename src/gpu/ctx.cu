@@ -199,9 +199,7 @@ extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what
     size_t fr = 0;
     int rc = gpu_mem_usable(ctx, &fr, err);
     if (rc) return rc;
-    /* keep a margin for CUDA's own allocations (module data, CUB, streams) */
-    const size_t margin = (size_t)64 << 20;
-    if (bytes + margin > fr) {
+    if (bytes + GPU_MEM_MARGIN > fr) {
         char need[32], have[32];
         fmt_bytes(need, sizeof need, bytes);
         fmt_bytes(have, sizeof have, fr);

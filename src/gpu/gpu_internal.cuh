@@ -154,6 +154,9 @@ struct gpu_ctx {
 /* Scratch slot of at least `bytes` (contents not preserved on growth). */
 int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
                 struct cuzk_error *err);
+/* What gpu_mem_check leaves free beside every allocation: CUDA's own allocations (module data,
+ * CUB, streams). */
+#define GPU_MEM_MARGIN ((size_t)64 << 20)
 /* Free device memory the backend may take: cudaMemGetInfo's figure less the operator's
  * reserve (gpu_options.reserve_bytes). */
 int gpu_mem_usable(struct gpu_ctx *ctx, size_t *free_b, struct cuzk_error *err);

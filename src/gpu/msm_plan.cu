@@ -159,8 +159,7 @@ int msm_scratch_avail(struct gpu_ctx *ctx, size_t *avail, struct cuzk_error *err
     int rc = gpu_mem_usable(ctx, &fr, err);
     if (rc) return rc;
     if (gpu_tuning.msm_mem_cap && gpu_tuning.msm_mem_cap < fr) fr = (size_t)gpu_tuning.msm_mem_cap;
-    const size_t margin = (size_t)64 << 20;   /* as gpu_mem_check */
-    *avail = fr > margin ? fr - margin : 0;
+    *avail = fr > GPU_MEM_MARGIN ? fr - GPU_MEM_MARGIN : 0;
     return CUZK_OK;
 }
 

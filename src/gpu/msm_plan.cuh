@@ -55,7 +55,7 @@ struct slot_need {
 };
 size_t msm_slots_extra(const struct gpu_ctx *ctx, const slot_need *need, size_t count);
 /* Free GPU memory for new scratch (after the operator's reserve, the msm.mem_cap test hook and
- * gpu_mem_check's 64 MiB margin). */
+ * GPU_MEM_MARGIN). */
 int msm_scratch_avail(struct gpu_ctx *ctx, size_t *avail, struct cuzk_error *err);
 
 /* Key bits of a sort of g windows of 2^(c-1) buckets (key = window * B + |d| - 1). */
