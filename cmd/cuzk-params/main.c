@@ -16,8 +16,9 @@
 /* shape.c: `shape --kind porep|window-post|winning-post|snap --sector-size SIZE [--count-only]
  * [--out FILE]`. */
 int params_cmd_shape(int argc, char **argv);
-/* setup_porep.c: `setup --kind porep --sector-size SIZE --out DIR [--seed S]`. */
-int params_cmd_setup_porep(int argc, char **argv);
+/* setup_circuit.c: `setup --kind porep|window-post|winning-post|snap --sector-size SIZE
+ * --out DIR [--seed S]`. */
+int params_cmd_setup_circuit(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -28,8 +29,9 @@ static void usage(FILE *f)
             "  setup --circuit synthetic --constraints N [--public K] [--seed S] --out DIR\n"
             "        local trusted setup: writes DIR/NAME.params, DIR/NAME.vk, DIR/NAME.shape\n"
             "        (NOT FOR PRODUCTION: the toxic waste is known to this process)\n"
-            "  setup --kind porep --sector-size SIZE --out DIR [--seed S]\n"
-            "        local setup of one PoRep partition, written under the v28 file names\n"
+            "  setup --kind porep|window-post|winning-post|snap --sector-size SIZE --out DIR [--seed S]\n"
+            "        local setup of one Filecoin circuit (a PoRep / WindowPoSt / SnapDeals partition,\n"
+            "        the WinningPoSt proof), written under the v28 file names\n"
             "  info FILE\n"
             "        counts, domain, densities and vk digest of a .params or .vk (reads headers only)\n"
             "  validate FILE [--mode none|curve|full] [--no-cache]\n"
@@ -110,9 +112,9 @@ static const struct circuit_kind CIRCUITS[] = {
 static int cmd_setup(int argc, char **argv)
 {
     struct setup_args a = {.pub = 1};
-    for (int i = 1; i + 1 < argc; i++)     /* porep takes a sector size: its own parser */
-        if ((!strcmp(argv[i], "--kind") || !strcmp(argv[i], "--circuit")) && !strcmp(argv[i + 1], "porep"))
-            return params_cmd_setup_porep(argc, argv);
+    for (int i = 1; i + 1 < argc; i++)     /* the Filecoin circuits take a sector size */
+        if ((!strcmp(argv[i], "--kind") || !strcmp(argv[i], "--circuit")) && strcmp(argv[i + 1], "synthetic"))
+            return params_cmd_setup_circuit(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -1,58 +1,14 @@
 /* shape.c: `cuzk-params shape --kind KIND --sector-size SIZE [--count-only] [--out F]`:
  * synthesize one partition's shape of a proof kind (PoRep, WindowPoSt / WinningPoSt, SnapDeals)
  * and print its counts, nonzeros and densities. main.c dispatches "shape" here with
- * argv[0] = "shape". A kind is one row of the table below: its configuration from the sector
- * size, and its circuit in shape mode. */
+ * argv[0] = "shape". The kinds are fil_circuit.h's table. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/gadgets.h"
-#include "cuzk/groth16.h"
-#include "cuzk/porep.h"
-#include "cuzk/post.h"
-#include "cuzk/snap.h"
+#include "cuzk/fil_circuit.h"
 #include "cuzk/util.h"
 
 int params_cmd_shape(int argc, char **argv);
-
-union shape_cfg {
-    struct porep_config porep;
-    struct post_config post;
-    struct snap_config snap;
-};
-
-static int porep_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
-{
-    (void)kind;
-    return porep_config_for_size(&c->porep, size, err);
-}
-static void porep_syn(struct gcs *cs, const union shape_cfg *c) { porep_synthesize(cs, &c->porep, NULL); }
-
-static int post_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
-{
-    enum post_kind k;
-    int rc = post_parse_kind(&k, kind, err);
-    return rc ? rc : post_config_for_size(&c->post, k, size, err);
-}
-static void post_syn(struct gcs *cs, const union shape_cfg *c) { post_synthesize(cs, &c->post, NULL); }
-
-static int snap_cfg(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err)
-{
-    (void)kind;
-    return snap_config_for_size(&c->snap, size, err);
-}
-static void snap_syn(struct gcs *cs, const union shape_cfg *c) { snap_synthesize(cs, &c->snap, NULL); }
-
-static const struct shape_kind {
-    const char *name;
-    int (*configure)(union shape_cfg *c, const char *kind, uint64_t size, struct cuzk_error *err);
-    void (*synthesize)(struct gcs *cs, const union shape_cfg *c);
-} kinds[] = {
-    {"porep", porep_cfg, porep_syn},
-    {"window-post", post_cfg, post_syn},
-    {"winning-post", post_cfg, post_syn},
-    {"snap", snap_cfg, snap_syn},
-};
 
 static int shape_usage(FILE *f)
 {
@@ -86,15 +42,14 @@ int params_cmd_shape(int argc, char **argv)
         }
         i++;
     }
-    const struct shape_kind *k = NULL;
-    for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0] && !k; i++)
-        if (!strcmp(kinds[i].name, kind)) k = &kinds[i];
-    if (!k || !size_s || (count_only && out)) return shape_usage(stderr);
+    if (!kind || !size_s || (count_only && out)) return shape_usage(stderr);
 
     struct cuzk_error err = {0};
     uint64_t size;
-    union shape_cfg cfg;
-    if (porep_parse_sector_size(&size, size_s, &err) || k->configure(&cfg, kind, size, &err)) {
+    enum fil_circuit_kind k;
+    struct fil_circuit circ;
+    if (fil_circuit_parse_kind(&k, kind, &err) || porep_parse_sector_size(&size, size_s, &err) ||
+        fil_circuit_init(&circ, k, size, &err)) {
         fprintf(stderr, "shape: %s\n", err.msg);
         return 2;
     }
@@ -110,7 +65,7 @@ int params_cmd_shape(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int rc = gcs_init(&cs, GCS_SHAPE, &sink, &err);
     if (!rc) {
-        k->synthesize(&cs, &cfg);
+        fil_circuit_synthesize_blank(&cs, &circ);
         rc = gcs_status(&cs, &err);
         gcs_free(&cs);
     }

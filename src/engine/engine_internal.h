@@ -84,6 +84,12 @@ bool srs_file_size(const char *path, uint64_t *size);     /* false: no such regu
 /* Read a .params file into x->pk with [srs] validation and the digest cache, and log how. */
 int srs_read_params(struct engine *e, struct srs_entry *x, const char *path,
                     struct cuzk_error *err);
+/* A Filecoin circuit's entry: param_cache/<v28 stem>.params, its shape from the .shape next to
+ * it (checked against the circuit's counts) or built once and saved there, the key checked
+ * against the shape; all charged to the budget. */
+struct fil_circuit;
+int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_circuit *c,
+                     struct cuzk_error *err);
 /* A key with no circuit here: param_cache/<file>, charged its file size. */
 int srs_load_file(struct engine *e, struct srs_entry *x, const char *file, struct cuzk_error *err);
 uint64_t srs_shape_bytes(const struct g16_shape *s);      /* memory of a loaded shape */

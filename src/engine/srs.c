@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuzk/fil_circuit.h"
 #include "cuzk/log.h"
 #include "cuzk/util.h"
 #include "engine_internal.h"
@@ -137,6 +138,72 @@ int srs_load_file(struct engine *e, struct srs_entry *x, const char *file, struc
     cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
              (double)fsize / MiB);
     return srs_read_params(e, x, path, err);
+}
+
+int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_circuit *c,
+                     struct cuzk_error *err)
+{
+    char stem[256], path[ENGINE_PATH_MAX + 300], spath[ENGINE_PATH_MAX + 300];
+    char tmp[ENGINE_PATH_MAX + 340];
+    uint64_t fsize = 0, ssize = 0;
+    int rc = fil_circuit_param_stem(stem, sizeof stem, c, err);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/%s.params", e->cfg.param_cache, stem);
+    snprintf(spath, sizeof spath, "%s/%s.shape", e->cfg.param_cache, stem);
+    if (!srs_file_size(path, &fsize))
+        return cuzk_fail(err, CUZK_E_NOT_FOUND, "SRS file for %s not found: %s", x->id, path);
+    rc = srs_charge(e, x, fsize, err);
+    if (rc) return rc;
+
+    /* The circuit's counts (a counting pass: 2 s for PoRep 32 GiB) check a .shape found on disk. */
+    uint64_t want_rows = 0;
+    uint32_t want_in = 0, want_aux = 0;
+    rc = fil_circuit_count(c, &want_rows, &want_in, &want_aux, err);
+    if (rc) return rc;
+    const char *kname = fil_circuit_kind_name(c->kind);
+    uint64_t t0 = cuzk_now_ns();
+    if (srs_file_size(spath, &ssize)) {
+        rc = g16_shape_load(&x->shape, spath, err);
+        if (!rc) {
+            x->has_shape = true;
+            if (x->shape.n_constraints != want_rows || x->shape.n_inputs != want_in ||
+                x->shape.n_aux != want_aux)
+                return cuzk_fail(err, CUZK_E_FORMAT,
+                                 "%s: shape of %" PRIu64 " constraints, %u inputs, %u aux is not the "
+                                 "%s circuit (%" PRIu64 ", %u, %u); delete it to rebuild", spath,
+                                 x->shape.n_constraints, x->shape.n_inputs, x->shape.n_aux, kname,
+                                 want_rows, want_in, want_aux);
+            cuzk_log(CLOG_INFO, "shape loaded: circuit=%s path=%s elapsed_ms=%" PRIu64, x->id,
+                     spath, (cuzk_now_ns() - t0) / 1000000);
+        }
+    } else {
+        cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s "
+                 "constraints=%" PRIu64, kname, x->id, want_rows);
+        rc = fil_circuit_shape(&x->shape, c, err);
+        if (!rc) {
+            x->has_shape = true;
+            /* Best effort: a read-only param_cache only costs the rebuild next time. The
+             * temporary name keeps a half-written file from ever being read as a shape. */
+            struct cuzk_error serr = {0};
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", spath, (long)getpid());
+            if (g16_shape_save(&x->shape, tmp, &serr) || rename(tmp, spath)) {
+                cuzk_log(CLOG_WARN, "cannot cache the %s shape at %s: %s", kname, spath,
+                         serr.code ? serr.msg : strerror(errno));
+                unlink(tmp);
+            }
+            cuzk_log(CLOG_INFO, "shape built: circuit=%s elapsed_ms=%" PRIu64, x->id,
+                     (cuzk_now_ns() - t0) / 1000000);
+        }
+    }
+    if (rc) return rc;
+    rc = srs_charge(e, x, srs_shape_bytes(&x->shape), err);
+    if (rc) return rc;
+
+    cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
+             (double)fsize / MiB);
+    rc = srs_read_params(e, x, path, err);
+    if (!rc) rc = srs_pk_matches(&x->pk, &x->shape, path, err);
+    return rc;
 }
 
 /* Load entry x (state LOADING, not visible to evictors) through its kind, then prepare the

@@ -1,35 +1,36 @@
-/* setup_porep.c: `cuzk-params setup --kind porep --sector-size SIZE --out DIR [--seed S]`:
- * local trusted setup of one PoRep partition circuit, written under the v28 names
- * (DIR/v28-stacked-proof-of-replication-…{.params,.vk,.shape}) so that a prover pointed at DIR
- * finds it as it would the real parameter cache. NOT FOR PRODUCTION. */
+/* setup_circuit.c: `cuzk-params setup --kind porep|window-post|winning-post|snap --sector-size
+ * SIZE --out DIR [--seed S]`: local trusted setup of one Filecoin circuit (a PoRep, WindowPoSt
+ * or SnapDeals partition, the WinningPoSt proof; fil_circuit.h), written under its v28 names
+ * (DIR/v28-…{.params,.vk,.shape}) so that a prover pointed at DIR finds it as it would the
+ * real parameter cache. NOT FOR PRODUCTION. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cuzk/filecoin.h"
-#include "cuzk/gadgets.h"
+#include "cuzk/fil_circuit.h"
 #include "cuzk/groth16.h"
-#include "cuzk/porep.h"
 #include "cuzk/util.h"
 
-int params_cmd_setup_porep(int argc, char **argv);
+int params_cmd_setup_circuit(int argc, char **argv);
 
 static int setup_usage(FILE *f)
 {
-    fprintf(f, "usage: cuzk-params setup --kind porep --sector-size SIZE --out DIR [--seed S]\n"
-               "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB (one partition's circuit; the same for\n"
-               "  V1, V1_1, synthetic and NI PoRep). Writes DIR/<v28 name>.params, .vk and .shape.\n"
+    fprintf(f, "usage: cuzk-params setup --kind porep|window-post|winning-post|snap --sector-size SIZE\n"
+               "                         --out DIR [--seed S]\n"
+               "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB (one partition's circuit: for PoRep the\n"
+               "  same for V1, V1_1, synthetic and NI; for WindowPoSt the same for V1 and V1_2).\n"
+               "  Writes DIR/<v28 name>.params, .vk and .shape.\n"
                "  NOT FOR PRODUCTION: the toxic waste is known to this process.\n");
     return f == stderr ? 2 : 0;
 }
 
 static double secs_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e9; }
 
-int params_cmd_setup_porep(int argc, char **argv)
+int params_cmd_setup_circuit(int argc, char **argv)
 {
-    const char *size_s = NULL, *out = NULL;
+    const char *kind_s = NULL, *size_s = NULL, *out = NULL;
     uint64_t seed = 0;
     bool have_seed = false;
     for (int i = 1; i < argc; i++) {
@@ -41,7 +42,7 @@ int params_cmd_setup_porep(int argc, char **argv)
         }
         i++;
         if (!strcmp(o, "--kind") || !strcmp(o, "--circuit")) {
-            if (strcmp(v, "porep")) return setup_usage(stderr);
+            kind_s = v;
         } else if (!strcmp(o, "--sector-size")) {
             size_s = v;
         } else if (!strcmp(o, "--out")) {
@@ -59,13 +60,14 @@ int params_cmd_setup_porep(int argc, char **argv)
             return setup_usage(stderr);
         }
     }
-    if (!size_s || !out) return setup_usage(stderr);
+    if (!kind_s || !size_s || !out) return setup_usage(stderr);
     struct cuzk_error err = {0};
     uint64_t size;
-    struct porep_config cfg;
+    enum fil_circuit_kind kind;
+    struct fil_circuit circ;
     char stem[256], path[4096];
-    if (porep_parse_sector_size(&size, size_s, &err) || porep_config_for_size(&cfg, size, &err) ||
-        fil_porep_param_stem(stem, sizeof stem, size, &err)) {
+    if (fil_circuit_parse_kind(&kind, kind_s, &err) || porep_parse_sector_size(&size, size_s, &err) ||
+        fil_circuit_init(&circ, kind, size, &err) || fil_circuit_param_stem(stem, sizeof stem, &circ, &err)) {
         fprintf(stderr, "setup: %s\n", err.msg);
         return 2;
     }
@@ -79,20 +81,7 @@ int params_cmd_setup_porep(int argc, char **argv)
     struct g16_pk pk;
     memset(&s, 0, sizeof s);
     memset(&pk, 0, sizeof pk);
-    struct g16_builder *b = g16_builder_new(false, &err);
-    int rc = b ? CUZK_OK : err.code;
-    if (!rc) {
-        struct gcs_sink sink = gcs_sink_builder(b);
-        struct gcs cs;
-        rc = gcs_init(&cs, GCS_SHAPE, &sink, &err);
-        if (!rc) {
-            porep_synthesize(&cs, &cfg, NULL);
-            rc = gcs_status(&cs, &err);
-            gcs_free(&cs);
-        }
-        if (!rc) rc = g16_builder_finish(b, &s, &err);
-        g16_builder_free(b);
-    }
+    int rc = fil_circuit_shape(&s, &circ, &err);
     if (!rc) printf("shape: %llu constraints, %u inputs, %u aux (%.1f s)\n",
                     (unsigned long long)s.n_constraints, s.n_inputs, s.n_aux, secs_since(t0));
     fflush(stdout);
