@@ -63,6 +63,17 @@ struct snap_witness {
  * bits) fails the context with CUZK_E_INVALID_ARG. Errors are left in cs (gcs_status). */
 void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct snap_witness *w);
 
+/* Parallel witness (the prover's path): the header (steps 1-11) in the caller's thread, then
+ * the challenges across pool (NULL: in order, in this thread), each writing its own slice of
+ * aux, numbered exactly as the sequential snap_synthesize values run numbers them (tests
+ * compare the two). Every challenge allocates ch_aux variables and no inputs. */
+struct snap_layout { uint32_t n_inputs, n_aux, head_aux, ch_aux; };
+int snap_layout_get(struct snap_layout *out, const struct snap_config *c, struct cuzk_error *err);
+struct pool;
+/* inputs: n_inputs values (ONE first), aux: n_aux values, both the caller's. */
+int snap_witness_values(fr_t *inputs, fr_t *aux, const struct snap_config *c, const struct snap_witness *w,
+                        struct pool *pool, struct cuzk_error *err);
+
 /* ------------------------------------------------------------ native side -- */
 
 /* Poseidon arity 2 under the Custom(Arbitrary(1)) tag 2^40 (POSEIDON_CONSTANTS_GEN_RANDOMNESS):

@@ -101,4 +101,34 @@ int fil_snap_witness_fill(struct snap_witness *w, const struct snap_config *c,
                           const fr_t *comm_r_old, const fr_t *comm_d_new, const fr_t *comm_r_new,
                           struct cuzk_error *err);
 
+/* Partition k's witness vectors (cuzk_malloc'd, ONE first in inputs): fil_snap_witness_fill
+ * then snap_witness_values across pool (NULL: this thread alone). No native check here. */
+int fil_snap_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                            const struct snap_config *c, const struct fil_snap_partition_proof *p,
+                            unsigned k, unsigned h, const fr_t *comm_r_old, const fr_t *comm_d_new,
+                            const fr_t *comm_r_new, struct pool *pool, struct cuzk_error *err);
+
+/* Registered update proofs (go-state-types abi RegisteredUpdateProof = filecoin-proofs-api
+ * RegisteredUpdateProof, ApiVersion 1.1.0): 0..4 = StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1.
+ * CUZK_E_INVALID_ARG naming the known ids otherwise. name may be NULL. */
+int fil_update_proof(uint64_t id, uint64_t *sector_size, const char **name, struct cuzk_error *err);
+
+/* A request's 32-byte commitment (comm_r_old, comm_r_new, comm_d_new as Curio sends them):
+ * exactly 32 bytes, a canonical Fr (little-endian), else CUZK_E_INVALID_ARG naming `field`. */
+int fil_snap_commitment(fr_t *out, const uint8_t *b, size_t len, const char *field,
+                        struct cuzk_error *err);
+
+/* The native check of partition k before synthesis (what a vanilla verifier checks, so a bad
+ * partition fails in milliseconds rather than as an unsatisfied circuit or a bad proof):
+ * the challenged nodes (tree-D path indices) are snap_challenges(comm_r_new, k) and both tree-R
+ * paths carry the same positions; each tree-R path of both replicas reaches its root and the
+ * roots are challenge 0's (comm_r_last); comm_r_old / comm_r_new = Poseidon(comm_c, root);
+ * leaf_r_new = leaf_r_old + leaf_d_new * rho(node >> (L - h)); each tree-D path reaches its
+ * apex leaf, the apex tree and the partition path reach comm_d_new, and the whole tree-D path
+ * reaches comm_d_new. CUZK_E_FORMAT "PartitionProof (partition k): challenge i (node n):
+ * <field>: <what>" on the first failure. */
+int fil_snap_partition_check(const struct snap_config *c, const struct fil_snap_partition_proof *p,
+                             unsigned k, unsigned h, const fr_t *comm_r_old, const fr_t *comm_d_new,
+                             const fr_t *comm_r_new, struct cuzk_error *err);
+
 #endif

@@ -240,36 +240,50 @@ static bool witness_ok(struct gcs *cs, const struct snap_config *c, const struct
     return true;
 }
 
-void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct snap_witness *w)
+/* What every challenge reads from the header (steps 1-11): variables and their values. */
+struct snap_head {
+    gbool kh_bits[8 + SNAP_HS];     /* p partition bits, then the 6 h-select bits */
+    gnum phi, root_r_old, root_r_new;
+    gnum apex[SNAP_MAX_APEX];
+    gbool (*dbits)[255];            /* c->digests digests' bits (cuzk_malloc) */
+    struct poseidon_consts gen;
+};
+
+static bool config_ok(struct gcs *cs, const struct snap_config *c)
 {
-    struct cuzk_error err;
     if (c->challenges > SNAP_MAX_CHALLENGES || c->apex_leaves > SNAP_MAX_APEX || c->nodes_log2 > SNAP_MAX_LEVELS ||
         c->partition_bits > 8 || c->digests * c->per_digest < c->challenges || c->r_levels > SNAP_MAX_LEVELS) {
         gcs_fail(cs, CUZK_E_INVALID_ARG, "snap: config out of range (%u challenges, %u apex leaves, %u bits)",
                  c->challenges, c->apex_leaves, c->nodes_log2);
-        return;
+        return false;
     }
-    if (gcs_values(cs) && !witness_ok(cs, c, w)) return;
-    if (!gcs_values(cs)) w = NULL;              /* values are never read outside values mode */
-    struct poseidon_consts gen;
+    return true;
+}
+
+/* Steps 1-11. hd->dbits is allocated here (free it whatever the status). */
+static void synth_head(struct gcs *cs, struct snap_head *hd, const struct snap_config *c,
+                       const struct snap_witness *w)
+{
+    struct cuzk_error err;
+    memset(hd, 0, sizeof *hd);
     const struct poseidon_consts *p2 = poseidon_consts_get(2, &err);
-    if (!p2 || snap_poseidon_gen_consts(&gen, &err)) {
+    if (!p2 || snap_poseidon_gen_consts(&hd->gen, &err)) {
         gcs_fail(cs, err.code, "%s", err.msg);
         return;
     }
-    const unsigned L = c->nodes_log2, p = c->partition_bits, A = c->apex_leaves, D = c->tree_d_levels;
+    const unsigned p = c->partition_bits, A = c->apex_leaves;
 
     /* 1-4: k_and_h_select (input), its p + 6 low bits, the decomposition row, partition */
     gnum khs = gnum_alloc(cs, w ? &w->k_and_h_select : &FR_ZERO);
     gnum_inputize(cs, &khs);
-    gbool kh_bits[8 + SNAP_HS];
+    gbool *kh_bits = hd->kh_bits;
     {
         uint64_t v[4] = {0, 0, 0, 0};
         if (w) fr_from_mont(v, &w->k_and_h_select);
         for (unsigned i = 0; i < p + SNAP_HS; i++) kh_bits[i] = gb_alloc(cs, (v[0] >> i) & 1u);
         decomp_row(cs, kh_bits, p + SNAP_HS, &khs);
     }
-    const gbool *part_bits = kh_bits, *hsel_bits = kh_bits + p;
+    const gbool *part_bits = kh_bits;
     gnum partition = g_pack_bits(cs, part_bits, p);
 
     /* 5-6: the public commitments, phi */
@@ -280,21 +294,21 @@ void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct s
     gnum comm_r_new = gnum_alloc(cs, w ? &w->comm_r_new : &FR_ZERO);
     gnum_inputize(cs, &comm_r_new);
     gnum pre[2] = {comm_d_new, comm_r_old};
-    gnum phi = g_poseidon(cs, &gen, pre);
+    hd->phi = g_poseidon(cs, &hd->gen, pre);
 
     /* 7: private header values */
     gnum comm_c = gnum_alloc(cs, w ? &w->comm_c : &FR_ZERO);
-    gnum root_r_old = gnum_alloc(cs, w ? &w->root_r_old : &FR_ZERO);
-    gnum root_r_new = gnum_alloc(cs, w ? &w->root_r_new : &FR_ZERO);
-    gnum apex[SNAP_MAX_APEX], ppath[8];
+    hd->root_r_old = gnum_alloc(cs, w ? &w->root_r_old : &FR_ZERO);
+    hd->root_r_new = gnum_alloc(cs, w ? &w->root_r_new : &FR_ZERO);
+    gnum *apex = hd->apex, ppath[8];
     for (unsigned i = 0; i < A; i++) apex[i] = gnum_alloc(cs, w ? val_or_zero(w->apex_leaves, i) : &FR_ZERO);
     for (unsigned i = 0; i < p; i++) ppath[i] = gnum_alloc(cs, w ? val_or_zero(w->partition_path, i) : &FR_ZERO);
 
     /* 8-9: comm_r = H(comm_c, root_r) under the MerkleTree tag; computed * ONE = public */
-    gnum pr[2] = {comm_c, root_r_old};
+    gnum pr[2] = {comm_c, hd->root_r_old};
     gnum calc = g_poseidon(cs, p2, pr);
     gnum_enforce_equal(cs, &calc, &comm_r_old);
-    pr[1] = root_r_new;
+    pr[1] = hd->root_r_new;
     calc = g_poseidon(cs, p2, pr);
     gnum_enforce_equal(cs, &calc, &comm_r_new);
 
@@ -309,123 +323,271 @@ void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct s
     }
 
     /* 11: gen_challenge_bits: G digests H(comm_r_new, k * G + j), 255 bits each */
-    const unsigned R = c->rand_bits;
-    gbool (*dbits)[255] = cuzk_malloc((size_t)c->digests * sizeof *dbits);
+    gbool (*dbits)[255] = hd->dbits = cuzk_malloc((size_t)c->digests * sizeof *dbits);
     if (!dbits) {
         gcs_fail(cs, CUZK_E_NOMEM, "snap: digest bits");
         return;
     }
-    {
-        fr_t G;
-        fr_from_u64(&G, c->digests);
-        for (unsigned j = 0; j < c->digests && !cs->status; j++) {
-            fr_t jv, iv;
-            fr_from_u64(&jv, j);
-            fr_mul(&iv, &partition.val, &G);
-            fr_add(&iv, &iv, &jv);
-            gnum idx = gnum_alloc(cs, &iv);
-            if (gcs_shape(cs)) {            /* (G * partition + j * ONE) * ONE = digest_index */
-                struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
-                glc_add(cs, a, partition.var, &G);
-                glc_add(cs, a, G16_VAR_ONE, &jv);   /* coefficient 0 for j = 0: the builder drops it */
-                glc_add_one(cs, b, G16_VAR_ONE);
-                glc_add_one(cs, cc, idx.var);
-                gcs_enforce(cs, a, b, cc);
-            } else {
-                cs->n_constraints++;
-            }
-            gnum dp[2] = {comm_r_new, idx};
-            gnum dig = g_poseidon(cs, &gen, dp);
-            num_to_bits_onerow(cs, dbits[j], &dig);
+    fr_t G;
+    fr_from_u64(&G, c->digests);
+    for (unsigned j = 0; j < c->digests && !cs->status; j++) {
+        fr_t jv, iv;
+        fr_from_u64(&jv, j);
+        fr_mul(&iv, &partition.val, &G);
+        fr_add(&iv, &iv, &jv);
+        gnum idx = gnum_alloc(cs, &iv);
+        if (gcs_shape(cs)) {            /* (G * partition + j * ONE) * ONE = digest_index */
+            struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
+            glc_add(cs, a, partition.var, &G);
+            glc_add(cs, a, G16_VAR_ONE, &jv);   /* coefficient 0 for j = 0: the builder drops it */
+            glc_add_one(cs, b, G16_VAR_ONE);
+            glc_add_one(cs, cc, idx.var);
+            gcs_enforce(cs, a, b, cc);
+        } else {
+            cs->n_constraints++;
         }
+        gnum dp[2] = {comm_r_new, idx};
+        gnum dig = g_poseidon(cs, &hd->gen, dp);
+        num_to_bits_onerow(cs, dbits[j], &dig);
     }
+}
 
-    /* 12: the challenges */
+/* Step 12 for challenge ci (ch: its witness, NULL for the blank circuit). sib: scratch of
+ * c->r_siblings + A + D gnums. */
+static void synth_challenge(struct gcs *cs, const struct snap_config *c, const struct snap_head *hd,
+                            unsigned ci, const struct snap_challenge *ch, gnum *sib)
+{
+    const unsigned L = c->nodes_log2, p = c->partition_bits, A = c->apex_leaves, D = c->tree_d_levels;
+    const unsigned R = c->rand_bits;
+    const gbool *part_bits = hd->kh_bits, *hsel_bits = hd->kh_bits + p;
     unsigned arr[SNAP_MAX_LEVELS], ard[SNAP_MAX_LEVELS];
     for (unsigned i = 0; i < c->base_levels; i++) arr[i] = c->base_arity;
     if (c->sub_arity) arr[c->base_levels] = c->sub_arity;
     if (c->top_arity) arr[c->base_levels + 1] = c->top_arity;
     for (unsigned i = 0; i < D; i++) ard[i] = 2;
-    gnum *sib = cuzk_malloc((c->r_siblings + A + D) * sizeof *sib);
-    if (!sib) {
-        cuzk_free(dbits);
-        gcs_fail(cs, CUZK_E_NOMEM, "snap: challenge scratch");
+    gnum *sel = sib + c->r_siblings, *dsib = sel + A;
+    gbool cb[SNAP_MAX_LEVELS];
+    unsigned j = ci / c->per_digest, t = ci % c->per_digest;
+    for (unsigned i = 0; i < R; i++) cb[i] = hd->dbits[j][t * R + i];
+    for (unsigned i = 0; i < p; i++) cb[R + i] = part_bits[i];
+
+    /* a. get_challenge_high_bits: the top hs[t] bits of the L-bit challenge, each times
+     * its h-select bit, summed */
+    gnum orz[SNAP_HS];
+    for (unsigned h = 0; h < SNAP_HS; h++) {
+        gnum high = g_pack_bits(cs, &cb[L - c->hs[h]], c->hs[h]);
+        orz[h] = gnum_alloc(cs, (hsel_bits[h].val & 1u) ? &high.val : &FR_ZERO);
+        gbool hb = hsel_bits[h];
+        if (gcs_shape(cs)) {        /* c_high * h_select_bit = c_high_or_zero */
+            struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
+            glc_add_one(cs, a, high.var);
+            glc_add_one(cs, b, hb.var);
+            glc_add_one(cs, cc, orz[h].var);
+            gcs_enforce(cs, a, b, cc);
+        } else {
+            cs->n_constraints++;
+        }
+    }
+    fr_t sum = FR_ZERO;
+    for (unsigned h = 0; h < SNAP_HS; h++) fr_add(&sum, &sum, &orz[h].val);
+    gnum high_sel = gnum_alloc(cs, &sum);
+    if (gcs_shape(cs)) {            /* (sum c_high_or_zero) * ONE = c_high_selected */
+        struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
+        for (unsigned h = 0; h < SNAP_HS; h++) glc_add_one(cs, a, orz[h].var);
+        glc_add_one(cs, b, G16_VAR_ONE);
+        glc_add_one(cs, cc, high_sel.var);
+        gcs_enforce(cs, a, b, cc);
+    } else {
+        cs->n_constraints++;
+    }
+
+    /* b. rho = H(phi, c_high_selected) */
+    gnum rp[2] = {hd->phi, high_sel};
+    gnum rho = g_poseidon(cs, &hd->gen, rp);
+
+    /* c-d. leaves and the encoding: leaf_r_new = leaf_r_old + leaf_d_new * rho */
+    gnum leaf_r_old = gnum_alloc(cs, ch ? &ch->leaf_r_old : &FR_ZERO);
+    gnum leaf_d_new = gnum_alloc(cs, ch ? &ch->leaf_d_new : &FR_ZERO);
+    gnum prod = gnum_mul(cs, &leaf_d_new, &rho);
+    fr_t nv;
+    fr_add(&nv, &leaf_r_old.val, &prod.val);
+    gnum leaf_r_new = gnum_alloc(cs, &nv);
+    if (gcs_shape(cs)) {            /* (leaf_r_old + product) * ONE = leaf_r_new */
+        struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
+        glc_add_one(cs, a, leaf_r_old.var);
+        glc_add_one(cs, a, prod.var);
+        glc_add_one(cs, b, G16_VAR_ONE);
+        glc_add_one(cs, cc, leaf_r_new.var);
+        gcs_enforce(cs, a, b, cc);
+    } else {
+        cs->n_constraints++;
+    }
+
+    /* e-h. tree R old, then tree R new: siblings, then the path over all L bits */
+    for (unsigned i = 0; i < c->r_siblings; i++) sib[i] = gnum_alloc(cs, ch ? &ch->path_r_old[i] : &FR_ZERO);
+    por_nci(cs, arr, c->r_levels, cb, &leaf_r_old, sib, &hd->root_r_old, false);
+    for (unsigned i = 0; i < c->r_siblings; i++) sib[i] = gnum_alloc(cs, ch ? &ch->path_r_new[i] : &FR_ZERO);
+    por_nci(cs, arr, c->r_levels, cb, &leaf_r_new, sib, &hd->root_r_new, false);
+
+    /* i. the apex leaf, selected by bits D .. D + a */
+    memcpy(sel, hd->apex, A * sizeof *sel);
+    gnum apex_leaf = select_gadget(cs, sel, A, &cb[D], c->apex_bits);
+
+    /* j-k. tree D from the leaf to that apex leaf over bits 0 .. D */
+    for (unsigned i = 0; i < D; i++) dsib[i] = gnum_alloc(cs, ch ? &ch->path_d[i] : &FR_ZERO);
+    por_nci(cs, ard, D, cb, &leaf_d_new, dsib, &apex_leaf, true);
+}
+
+static size_t scratch_len(const struct snap_config *c) { return c->r_siblings + c->apex_leaves + c->tree_d_levels; }
+
+void snap_synthesize(struct gcs *cs, const struct snap_config *c, const struct snap_witness *w)
+{
+    if (!config_ok(cs, c)) return;
+    if (gcs_values(cs) && !witness_ok(cs, c, w)) return;
+    if (!gcs_values(cs)) w = NULL;              /* values are never read outside values mode */
+    struct snap_head *hd = cuzk_malloc(sizeof *hd);
+    gnum *sib = cuzk_malloc(scratch_len(c) * sizeof *sib);
+    if (!hd || !sib) {
+        cuzk_free(hd);
+        cuzk_free(sib);
+        gcs_fail(cs, CUZK_E_NOMEM, "snap: header / challenge scratch");
         return;
     }
-    gnum *sel = sib + c->r_siblings, *dsib = sel + A;
-    for (unsigned ci = 0; ci < c->challenges && !cs->status; ci++) {
-        const struct snap_challenge *ch = w ? &w->ch[ci] : NULL;
-        gbool cb[SNAP_MAX_LEVELS];
-        unsigned j = ci / c->per_digest, t = ci % c->per_digest;
-        for (unsigned i = 0; i < R; i++) cb[i] = dbits[j][t * R + i];
-        for (unsigned i = 0; i < p; i++) cb[R + i] = part_bits[i];
+    synth_head(cs, hd, c, w);
+    for (unsigned ci = 0; ci < c->challenges && !cs->status; ci++)
+        synth_challenge(cs, c, hd, ci, w ? &w->ch[ci] : NULL, sib);
+    cuzk_free(hd->dbits);
+    cuzk_free(hd);
+    cuzk_free(sib);
+}
 
-        /* a. get_challenge_high_bits: the top hs[t] bits of the L-bit challenge, each times
-         * its h-select bit, summed */
-        gnum orz[SNAP_HS];
-        for (unsigned h = 0; h < SNAP_HS; h++) {
-            gnum high = g_pack_bits(cs, &cb[L - c->hs[h]], c->hs[h]);
-            orz[h] = gnum_alloc(cs, (hsel_bits[h].val & 1u) ? &high.val : &FR_ZERO);
-            gbool hb = hsel_bits[h];
-            if (gcs_shape(cs)) {        /* c_high * h_select_bit = c_high_or_zero */
-                struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
-                glc_add_one(cs, a, high.var);
-                glc_add_one(cs, b, hb.var);
-                glc_add_one(cs, cc, orz[h].var);
-                gcs_enforce(cs, a, b, cc);
-            } else {
-                cs->n_constraints++;
-            }
+/* ------------------------------------------------------ parallel witness -- */
+
+int snap_layout_get(struct snap_layout *out, const struct snap_config *c, struct cuzk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct gcs cs;
+    int rc = gcs_init(&cs, 0, NULL, err);
+    if (rc) return rc;
+    struct snap_head *hd = cuzk_malloc(sizeof *hd);
+    gnum *sib = cuzk_malloc(scratch_len(c) * sizeof *sib);
+    if (!hd || !sib) gcs_fail(&cs, CUZK_E_NOMEM, "snap: layout scratch");
+    else if (config_ok(&cs, c)) {
+        synth_head(&cs, hd, c, NULL);
+        out->head_aux = cs.n_aux;
+        out->n_inputs = cs.n_inputs;
+        /* every challenge allocates the same (no value-dependent branches; checked after each
+         * challenge of every witness run) */
+        if (!cs.status) synth_challenge(&cs, c, hd, 0, NULL, sib);
+        out->ch_aux = cs.n_aux - out->head_aux;
+        out->n_aux = out->head_aux + c->challenges * out->ch_aux;
+        if (cs.n_inputs != out->n_inputs)
+            gcs_fail(&cs, CUZK_E_INTERNAL, "snap: a challenge allocates inputs");
+        cuzk_free(hd->dbits);
+    }
+    cuzk_free(hd);
+    cuzk_free(sib);
+    rc = gcs_status(&cs, err);
+    gcs_free(&cs);
+    return rc;
+}
+
+/* A values-mode context writing into aux[at, end) (numbering as the sequential run). */
+static int slice_init(struct gcs *cs, fr_t *aux, uint32_t at, uint32_t end, struct cuzk_error *err)
+{
+    int rc = gcs_init(cs, GCS_VALUES, NULL, err);
+    if (rc) return rc;
+    cs->aux = aux;
+    cs->aux_cap = end;
+    cs->n_aux = at;
+    return CUZK_OK;
+}
+
+static int slice_finish(struct gcs *cs, uint32_t end, unsigned ci, struct cuzk_error *err)
+{
+    cs->aux = NULL;
+    cs->aux_cap = 0;
+    if (!cs->status && cs->n_aux != end)
+        gcs_fail(cs, CUZK_E_INTERNAL, "snap: challenge %u ended at aux %u (layout: %u)", ci, cs->n_aux, end);
+    int rc = gcs_status(cs, err);
+    gcs_free(cs);
+    return rc;
+}
+
+struct snap_par {
+    fr_t *aux;
+    const struct snap_config *c;
+    const struct snap_witness *w;
+    const struct snap_layout *l;
+    const struct snap_head *hd;
+    int rc[SNAP_MAX_CHALLENGES];
+    struct cuzk_error err[SNAP_MAX_CHALLENGES];
+};
+
+static void par_challenges(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct snap_par *x = ctx;
+    gnum *sib = cuzk_malloc(scratch_len(x->c) * sizeof *sib);
+    for (size_t i = begin; i < end; i++) {
+        if (!sib) {
+            x->rc[i] = cuzk_fail(&x->err[i], CUZK_E_NOMEM, "snap: challenge scratch");
+            continue;
         }
-        fr_t sum = FR_ZERO;
-        for (unsigned h = 0; h < SNAP_HS; h++) fr_add(&sum, &sum, &orz[h].val);
-        gnum high_sel = gnum_alloc(cs, &sum);
-        if (gcs_shape(cs)) {            /* (sum c_high_or_zero) * ONE = c_high_selected */
-            struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
-            for (unsigned h = 0; h < SNAP_HS; h++) glc_add_one(cs, a, orz[h].var);
-            glc_add_one(cs, b, G16_VAR_ONE);
-            glc_add_one(cs, cc, high_sel.var);
-            gcs_enforce(cs, a, b, cc);
-        } else {
-            cs->n_constraints++;
-        }
-
-        /* b. rho = H(phi, c_high_selected) */
-        gnum rp[2] = {phi, high_sel};
-        gnum rho = g_poseidon(cs, &gen, rp);
-
-        /* c-d. leaves and the encoding: leaf_r_new = leaf_r_old + leaf_d_new * rho */
-        gnum leaf_r_old = gnum_alloc(cs, ch ? &ch->leaf_r_old : &FR_ZERO);
-        gnum leaf_d_new = gnum_alloc(cs, ch ? &ch->leaf_d_new : &FR_ZERO);
-        gnum prod = gnum_mul(cs, &leaf_d_new, &rho);
-        fr_t nv;
-        fr_add(&nv, &leaf_r_old.val, &prod.val);
-        gnum leaf_r_new = gnum_alloc(cs, &nv);
-        if (gcs_shape(cs)) {            /* (leaf_r_old + product) * ONE = leaf_r_new */
-            struct glc *a = lc_fresh(cs, 0), *b = lc_fresh(cs, 1), *cc = lc_fresh(cs, 2);
-            glc_add_one(cs, a, leaf_r_old.var);
-            glc_add_one(cs, a, prod.var);
-            glc_add_one(cs, b, G16_VAR_ONE);
-            glc_add_one(cs, cc, leaf_r_new.var);
-            gcs_enforce(cs, a, b, cc);
-        } else {
-            cs->n_constraints++;
-        }
-
-        /* e-h. tree R old, then tree R new: siblings, then the path over all L bits */
-        for (unsigned i = 0; i < c->r_siblings; i++) sib[i] = gnum_alloc(cs, ch ? &ch->path_r_old[i] : &FR_ZERO);
-        por_nci(cs, arr, c->r_levels, cb, &leaf_r_old, sib, &root_r_old, false);
-        for (unsigned i = 0; i < c->r_siblings; i++) sib[i] = gnum_alloc(cs, ch ? &ch->path_r_new[i] : &FR_ZERO);
-        por_nci(cs, arr, c->r_levels, cb, &leaf_r_new, sib, &root_r_new, false);
-
-        /* i. the apex leaf, selected by bits D .. D + a */
-        memcpy(sel, apex, A * sizeof *sel);
-        gnum apex_leaf = select_gadget(cs, sel, A, &cb[D], c->apex_bits);
-
-        /* j-k. tree D from the leaf to that apex leaf over bits 0 .. D */
-        for (unsigned i = 0; i < D; i++) dsib[i] = gnum_alloc(cs, ch ? &ch->path_d[i] : &FR_ZERO);
-        por_nci(cs, ard, D, cb, &leaf_d_new, dsib, &apex_leaf, true);
+        uint32_t a0 = x->l->head_aux + (uint32_t)i * x->l->ch_aux;
+        struct gcs cs;
+        if ((x->rc[i] = slice_init(&cs, x->aux, a0, a0 + x->l->ch_aux, &x->err[i]))) continue;
+        synth_challenge(&cs, x->c, x->hd, (unsigned)i, &x->w->ch[i], sib);
+        x->rc[i] = slice_finish(&cs, a0 + x->l->ch_aux, (unsigned)i, &x->err[i]);
     }
     cuzk_free(sib);
-    cuzk_free(dbits);
+}
+
+int snap_witness_values(fr_t *inputs, fr_t *aux, const struct snap_config *c, const struct snap_witness *w,
+                        struct pool *pool, struct cuzk_error *err)
+{
+    if (!c || !w || !inputs || !aux)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "snap_witness_values: NULL argument");
+    struct snap_layout l;
+    int rc = snap_layout_get(&l, c, err);
+    if (rc) return rc;
+    struct snap_par *x = cuzk_calloc(1, sizeof *x);
+    struct snap_head *hd = cuzk_malloc(sizeof *hd);
+    if (!x || !hd) {
+        cuzk_free(x);
+        cuzk_free(hd);
+        return cuzk_fail(err, CUZK_E_NOMEM, "snap_witness_values: context");
+    }
+    memset(hd, 0, sizeof *hd);
+    /* the header in the caller's thread: every challenge reads its values */
+    struct gcs cs;
+    rc = gcs_init(&cs, GCS_VALUES, NULL, err);
+    if (!rc) {
+        cuzk_free(cs.inputs);
+        cs.inputs = inputs;
+        cs.inp_cap = l.n_inputs;
+        cs.aux = aux;
+        cs.aux_cap = l.head_aux;
+        if (witness_ok(&cs, c, w)) synth_head(&cs, hd, c, w);
+        else hd->dbits = NULL;
+        cs.aux = cs.inputs = NULL;
+        cs.aux_cap = cs.inp_cap = 0;
+        if (!cs.status && (cs.n_aux != l.head_aux || cs.n_inputs != l.n_inputs))
+            gcs_fail(&cs, CUZK_E_INTERNAL, "snap: header ended at aux %u, input %u (layout %u, %u)", cs.n_aux,
+                     cs.n_inputs, l.head_aux, l.n_inputs);
+        rc = gcs_status(&cs, err);
+        gcs_free(&cs);
+    }
+    if (!rc) {
+        *x = (struct snap_par){.aux = aux, .c = c, .w = w, .l = &l, .hd = hd};
+        if (pool) pool_parallel_for(pool, c->challenges, 1, par_challenges, x);
+        else par_challenges(x, 0, c->challenges, 0);
+        for (unsigned i = 0; i < c->challenges && !rc; i++)
+            if ((rc = x->rc[i]) && err) *err = x->err[i];
+    }
+    if (!rc) inputs[0] = FR_ONE;
+    cuzk_free(hd->dbits);
+    cuzk_free(hd);
+    cuzk_free(x);
+    return rc;
 }

@@ -2,8 +2,11 @@
  * of one partition) into the SnapDeals witness of snap.h. Layout: docs/formats.md
  * ("Vanilla proofs (bincode)"). */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bincode.h"
+#include "cuzk/filecoin.h"
+#include "cuzk/gadgets.h"
 #include "cuzk/util.h"
 #include "cuzk/vanilla.h"
 
@@ -124,5 +127,210 @@ int fil_snap_witness_fill(struct snap_witness *w, const struct snap_config *c,
     w->apex_leaves = p->apex;
     w->partition_path = p->sib_d + (L - pb);
     w->ch = p->ch;
+    return CUZK_OK;
+}
+
+/* ------------------------------------------------------------ registry -- */
+
+int fil_update_proof(uint64_t id, uint64_t *sector_size, const char **name, struct cuzk_error *err)
+{
+    static const struct { const char *name; uint64_t size; } t[] = {
+        {"StackedDrg2KiBV1", 2ull << 10}, {"StackedDrg8MiBV1", 8ull << 20},
+        {"StackedDrg512MiBV1", 512ull << 20}, {"StackedDrg32GiBV1", 32ull << 30},
+        {"StackedDrg64GiBV1", 64ull << 30},
+    };
+    if (id >= sizeof t / sizeof t[0])
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "registered_proof %llu is not a registered update proof "
+                         "(0-4: StackedDrg2KiBV1, 8MiB, 512MiB, 32GiB, 64GiB)", (unsigned long long)id);
+    if (sector_size) *sector_size = t[id].size;
+    if (name) *name = t[id].name;
+    return CUZK_OK;
+}
+
+int fil_snap_commitment(fr_t *out, const uint8_t *b, size_t len, const char *field, struct cuzk_error *err)
+{
+    if (!b || len != 32)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s: expected 32 bytes, got %zu", field, b ? len : 0);
+    if (fr_from_bytes_le(out, b) != CUZK_OK)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s: not a canonical field element (value >= r; "
+                         "32 bytes little-endian expected)", field);
+    return CUZK_OK;
+}
+
+/* ---------------------------------------------------------- native check -- */
+
+/* Root of a Poseidon path: leaf at position bits of node, siblings level by level. */
+static int r_path_root(fr_t *out, const struct bc_tree *t, const fr_t *leaf, const fr_t *sib, uint64_t node,
+                       struct cuzk_error *err)
+{
+    fr_t cur = *leaf;
+    unsigned shift = 0;
+    for (unsigned l = 0; l < bc_tree_levels(t); l++) {
+        unsigned a = bc_tree_arity(t, l), lg = a == 8 ? 3 : a == 4 ? 2 : 1;
+        unsigned pos = (unsigned)(node >> shift) & (a - 1);
+        const struct poseidon_consts *pc = poseidon_consts_get(a, err);
+        if (!pc) return err ? err->code : CUZK_E_INTERNAL;
+        fr_t in[8];
+        for (unsigned j = 0, s = 0; j < a; j++) in[j] = j == pos ? cur : sib[s++];
+        poseidon_hash(&cur, pc, in);
+        sib += a - 1;
+        shift += lg;
+    }
+    *out = cur;
+    return CUZK_OK;
+}
+
+static void d_node(fr_t *out, const fr_t *a, const fr_t *b)
+{
+    uint8_t in[64], h[32];
+    fr_to_bytes_le(in, a);
+    fr_to_bytes_le(in + 32, b);
+    fil_sha256(h, in, sizeof in);
+    h[31] &= 0x3f;
+    (void)fr_from_bytes_le(out, h);
+}
+
+#define PP "PartitionProof (partition %u): "
+#define CH PP "challenge_proofs[%u] (node %llu): "
+
+int fil_snap_partition_check(const struct snap_config *c, const struct fil_snap_partition_proof *p,
+                             unsigned k, unsigned h, const fr_t *comm_r_old, const fr_t *comm_d_new,
+                             const fr_t *comm_r_new, struct cuzk_error *err)
+{
+    if (!c || !p || !p->arena || !comm_r_old || !comm_d_new || !comm_r_new)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "fil_snap_partition_check: NULL argument");
+    struct bc_tree tr;
+    bc_tree_init(&tr, "tree R", c->base_arity, c->base_levels, c->sub_arity, c->top_arity);
+    unsigned K = c->challenges, A = c->apex_leaves, L = c->nodes_log2, D = c->tree_d_levels;
+    unsigned pb = c->partition_bits, rl = bc_tree_levels(&tr), rs = c->r_siblings;
+    if (p->challenges != K || p->apex_leaves != A || p->d_levels != L || p->r_levels != rl ||
+        p->r_siblings != rs || K > SNAP_MAX_CHALLENGES || A > SNAP_MAX_APEX)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "partition proof does not fit the config");
+    if (k >= c->partitions)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "partition %u of %u", k, c->partitions);
+    const struct poseidon_consts *p2 = poseidon_consts_get(2, err);
+    if (!p2) return err ? err->code : CUZK_E_INTERNAL;
+
+    /* the replica commitments: comm_r = Poseidon(comm_c, comm_r_last), challenge 0's roots */
+    fr_t in[2] = {p->comm_c, p->root_r_old[0]}, x;
+    poseidon_hash(&x, p2, in);
+    if (!fr_eq(&x, comm_r_old))
+        return cuzk_fail(err, CUZK_E_FORMAT, PP "comm_c / challenge_proofs[0].proof_r_old.root (comm_r_last): "
+                         "Poseidon(comm_c, comm_r_last) is not the request's comm_r_old", k);
+    in[1] = p->root_r_new[0];
+    poseidon_hash(&x, p2, in);
+    if (!fr_eq(&x, comm_r_new))
+        return cuzk_fail(err, CUZK_E_FORMAT, PP "comm_c / challenge_proofs[0].proof_r_new.root (comm_r_last): "
+                         "Poseidon(comm_c, comm_r_last) is not the request's comm_r_new", k);
+
+    /* the apex tree, then challenge 0's partition path (tree-D levels L-p .. L-1) */
+    fr_t row[SNAP_MAX_APEX];
+    memcpy(row, p->apex, A * sizeof *row);
+    for (unsigned w = A; w > 1; w /= 2)
+        for (unsigned i = 0; i < w / 2; i++) d_node(&row[i], &row[2 * i], &row[2 * i + 1]);
+    for (unsigned l = 0; l < pb; l++) {
+        const fr_t *s = &p->sib_d[L - pb + l];
+        if ((k >> l) & 1) d_node(&row[0], s, &row[0]);
+        else d_node(&row[0], &row[0], s);
+    }
+    if (!fr_eq(&row[0], comm_d_new))
+        return cuzk_fail(err, CUZK_E_FORMAT, PP "apex_leafs: the apex tree and the partition path "
+                         "(challenge_proofs[0].proof_d_new levels %u..%u) do not reach comm_d_new", k, L - pb,
+                         L - 1);
+
+    uint64_t want[SNAP_MAX_CHALLENGES];
+    int rc = snap_challenges(want, c, comm_r_new, k, err);
+    if (rc) return rc;
+    fr_t phi;
+    if ((rc = snap_hash_gen(&phi, comm_d_new, comm_r_old, err))) return rc;
+    for (unsigned i = 0; i < K; i++) {
+        unsigned long long n = (unsigned long long)want[i];
+        const struct snap_challenge *ch = &p->ch[i];
+        /* positions: the tree-D indices (parsed into node) and both tree-R paths' */
+        if (p->node[i] != want[i])
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_d_new: the path's indices give node %llu, but "
+                             "comm_r_new and the partition give this challenge node %llu", k, i, n,
+                             (unsigned long long)p->node[i], n);
+        for (int which = 0; which < 2; which++) {
+            const uint32_t *idx = (which ? p->idx_r_new : p->idx_r_old) + (size_t)i * rl;
+            uint64_t pos = 0, mul = 1;
+            for (unsigned l = 0; l < rl; l++) {
+                pos += idx[l] * mul;
+                mul *= bc_tree_arity(&tr, l);
+            }
+            if (pos != want[i])
+                return cuzk_fail(err, CUZK_E_FORMAT, CH "%s: the path's indices give node %llu", k, i, n,
+                                 which ? "proof_r_new" : "proof_r_old", (unsigned long long)pos);
+        }
+        if (!fr_eq(&p->root_r_old[i], &p->root_r_old[0]) || !fr_eq(&p->root_r_new[i], &p->root_r_new[0]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "%s.root: differs from challenge 0's (comm_r_last)", k, i, n,
+                             fr_eq(&p->root_r_old[i], &p->root_r_old[0]) ? "proof_r_new" : "proof_r_old");
+        if ((rc = r_path_root(&x, &tr, &ch->leaf_r_old, ch->path_r_old, want[i], err))) return rc;
+        if (!fr_eq(&x, &p->root_r_old[0]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_old: the leaf and path do not reach comm_r_last "
+                             "(root_r_old)", k, i, n);
+        /* the encoding */
+        fr_t rho, enc;
+        if ((rc = snap_rho(&rho, c, &phi, want[i], h, err))) return rc;
+        fr_mul(&enc, &ch->leaf_d_new, &rho);
+        fr_add(&enc, &enc, &ch->leaf_r_old);
+        if (!fr_eq(&enc, &p->leaf_r_new[i]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new.leaf: is not leaf_r_old + leaf_d_new * rho "
+                             "(the encoding, h = %u)", k, i, n, h);
+        if ((rc = r_path_root(&x, &tr, &enc, ch->path_r_new, want[i], err))) return rc;
+        if (!fr_eq(&x, &p->root_r_new[0]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new: the leaf and path do not reach comm_r_last "
+                             "(root_r_new)", k, i, n);
+        /* tree D: to the apex leaf the circuit selects, then on to comm_d_new */
+        fr_t cur = ch->leaf_d_new;
+        for (unsigned l = 0; l < L; l++) {
+            if (l == D && !fr_eq(&cur, &p->apex[(want[i] >> D) & (A - 1)]))
+                return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_d_new: the leaf and path levels 0..%u do not "
+                                 "reach apex_leafs[%llu]", k, i, n, D - 1,
+                                 (unsigned long long)((want[i] >> D) & (A - 1)));
+            const fr_t *s = &ch->path_d[l];
+            if ((want[i] >> l) & 1) d_node(&cur, s, &cur);
+            else d_node(&cur, &cur, s);
+        }
+        if (!fr_eq(&cur, comm_d_new) || !fr_eq(&p->root_d[i], comm_d_new))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_d_new: %s", k, i, n,
+                             !fr_eq(&cur, comm_d_new) ? "the leaf and path do not reach comm_d_new"
+                                                      : "root is not comm_d_new");
+    }
+    return CUZK_OK;
+}
+
+/* -------------------------------------------------------------- witness -- */
+
+int fil_snap_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                            const struct snap_config *c, const struct fil_snap_partition_proof *p,
+                            unsigned k, unsigned h, const fr_t *comm_r_old, const fr_t *comm_d_new,
+                            const fr_t *comm_r_new, struct pool *pool, struct cuzk_error *err)
+{
+    *inputs = *aux = NULL;
+    *n_inputs = *n_aux = 0;
+    struct snap_witness w;
+    struct snap_layout l;
+    int rc = fil_snap_witness_fill(&w, c, p, k, h, comm_r_old, comm_d_new, comm_r_new, err);
+    if (!rc) rc = snap_layout_get(&l, c, err);
+    if (rc) return rc;
+    fr_t *in = cuzk_malloc((size_t)l.n_inputs * sizeof(fr_t)), *ax = cuzk_malloc((size_t)l.n_aux * sizeof(fr_t));
+    if (!in || !ax) rc = cuzk_fail(err, CUZK_E_NOMEM, "snap witness: %u aux values", l.n_aux);
+    if (!rc && (size_t)l.n_aux * sizeof(fr_t) >= (2u << 20)) {
+        /* page-aligned part of the buffer: fewer, cheaper first-touch faults */
+        uintptr_t b = ((uintptr_t)ax + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)ax + (size_t)l.n_aux * sizeof(fr_t)) & ~(uintptr_t)4095;
+        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+    }
+    if (!rc) rc = snap_witness_values(in, ax, c, &w, pool, err);
+    if (rc) {
+        cuzk_free(in);
+        cuzk_free(ax);
+        return rc;
+    }
+    *inputs = in;
+    *aux = ax;
+    *n_inputs = l.n_inputs;
+    *n_aux = l.n_aux;
     return CUZK_OK;
 }
