@@ -252,6 +252,12 @@ static void fill_submit(Cuzk__V1__SubmitProofRequest *q, const struct req_opts *
     q->request_id = rid;
     q->proof_kind = (Cuzk__V1__ProofKind)o->kind;
     q->sector_size = SECTOR_32G;
+    if (o->kind == 2 && o->registered_proof <= 4) {
+        /* SnapDeals: the size of the registered update proof (0-4: StackedDrg2KiBV1 .. 64GiB),
+         * as Curio sends it; the daemon refuses a mismatch */
+        static const uint64_t snap_size[5] = {2ull << 10, 8ull << 20, 512ull << 20, 32ull << 30, 64ull << 30};
+        q->sector_size = snap_size[o->registered_proof];
+    }
     q->registered_proof = o->registered_proof;
     q->priority = (Cuzk__V1__Priority)o->priority;
     q->vanilla_proof.data = o->vp;

@@ -49,6 +49,10 @@ struct engine_request {
     size_t n_vanilla_proofs; const uint8_t *const *vanilla_proofs; const size_t *vanilla_proofs_len;
     const uint8_t *randomness; size_t randomness_len;
     uint32_t partition_index;
+    /* SNAP_DEALS_UPDATE: the replica / data commitments, 32 raw bytes each (NULL / 0 = absent) */
+    const uint8_t *comm_r_old; size_t comm_r_old_len;
+    const uint8_t *comm_r_new; size_t comm_r_new_len;
+    const uint8_t *comm_d_new; size_t comm_d_new_len;
     uint64_t synthetic_constraints;             /* SYNTHETIC: circuit size */
     uint32_t synthetic_partitions;              /* SYNTHETIC: circuits per job (0 = 1) */
 };

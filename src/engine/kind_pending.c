@@ -1,5 +1,5 @@
-/* kind_pending.c: the Filecoin kinds whose circuits are not built in yet (SNAP_DEALS_UPDATE,
- * WINDOW_POST_PARTITION, WINNING_POST): their requests FAIL saying so, and their SRS ids can
+/* kind_pending.c: the Filecoin kinds whose circuits are not built in yet (WINDOW_POST_PARTITION,
+ * WINNING_POST): their requests FAIL saying so, and their SRS ids can
  * still be preloaded and evicted from the published v28 parameter files. When a circuit lands
  * its kind moves to a kind_<name>.c of its own, following kind_porep.c, and its row in kinds.c
  * points there. */
@@ -11,8 +11,6 @@
 static const struct { int kind; const char *id, *file; } params[] = {
     {ENGINE_KIND_WINDOW_POST, "wpost-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc.params"},
     {ENGINE_KIND_WINNING_POST, "winning-32g", "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e.params"},
-    {ENGINE_KIND_SNAP, "snap-32g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18.params"},
-    {ENGINE_KIND_SNAP, "snap-64g", "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7.params"},
 };
 #define N_PARAMS (sizeof params / sizeof params[0])
 
@@ -21,7 +19,7 @@ static int parse_pending(struct job *j, const struct engine_request *r, struct c
     (void)r;
     return cuzk_fail(err, CUZK_E_UNSUPPORTED,
                      "proof kind %s is not supported yet by this daemon: the Filecoin circuits "
-                     "are not built in (only POREP_SEAL_COMMIT and SYNTHETIC proofs can be proved)",
+                     "are not built in (only POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE and SYNTHETIC proofs can be proved)",
                      engine_kind_name(j->kind));
 }
 
@@ -34,11 +32,6 @@ static int match(int kind, const char *id, uint64_t *arg)
             return CUZK_OK;
         }
     return CUZK_E_NOT_FOUND;
-}
-static int match_snap(const char *id, uint64_t *arg, struct cuzk_error *err)
-{
-    (void)err;
-    return match(ENGINE_KIND_SNAP, id, arg);
 }
 static int match_window(const char *id, uint64_t *arg, struct cuzk_error *err)
 {
@@ -58,11 +51,6 @@ static int load_pending(struct engine *e, struct srs_entry *x, struct cuzk_error
 }
 
 /* no witness hook: parse refuses every request, so no partition reaches synthesis */
-const struct kind_def kind_snap = {
-    .kind = ENGINE_KIND_SNAP, .name = "snap-update", .label = "snap_update",
-    .default_priority = 2, .parse = parse_pending, .circuit_ids = "snap-32g, snap-64g",
-    .srs_match = match_snap, .srs_load = load_pending,
-};
 const struct kind_def kind_window_post = {   /* HIGH by default, as upstream */
     .kind = ENGINE_KIND_WINDOW_POST, .name = "window-post", .label = "window_post",
     .default_priority = 3, .parse = parse_pending, .circuit_ids = "wpost-32g",
