@@ -107,11 +107,12 @@ clean:
 # ==================================================================================== daemon ====
 # cuzk-daemon (src/engine + src/server -> libcuzk_srv.a), the cuzk-bench client subcommands and
 # the daemon end-to-end tests. Needs Debian's libgrpc-dev, libprotobuf-c-dev, protobuf-c-compiler,
-# libmicrohttpd-dev, libjansson-dev, libsystemd-dev (scripts/install-deps.sh). CUZK_CLIENT=0
+# libmicrohttpd-dev, libjansson-dev, libsystemd-dev, libsqlite3-dev (the job journal,
+# src/journal: linked into the daemon and its tests only) (scripts/install-deps.sh). CUZK_CLIENT=0
 # (the default when they are missing, e.g. on the GPU machine) builds cuzk-bench without the
 # client subcommands, and no daemon.
 CUZK_CLIENT ?= $(shell pkg-config --exists grpc libprotobuf-c libmicrohttpd jansson libsystemd \
-                 2>/dev/null && command -v protoc-c >/dev/null 2>&1 && echo 1 || echo 0)
+                 sqlite3 2>/dev/null && command -v protoc-c >/dev/null 2>&1 && echo 1 || echo 0)
 GEN_DIR     := $(BUILD)/gen
 PROTO       := proto/cuzk/v1/proving.proto
 PROTO_C     := $(GEN_DIR)/cuzk/v1/proving.pb-c.c
@@ -123,6 +124,9 @@ DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/obj/%.o)
 CLIENT_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cmd/cuzk-bench/client*.c))
 GRPC_LIBS   := -lgrpc -lgpr -lprotobuf-c
 SRV_LIBS    := $(GRPC_LIBS) -lmicrohttpd -ljansson -lsystemd -lcrypto
+# the job journal: its own objects, linked into the daemon (and the tests of both) only
+JOURNAL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/journal/*.c))
+JOURNAL_LIBS := -lsqlite3 -lcrypto
 E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
 
 # config unit test: the daemon's TOML reader (cmd/cuzk-daemon/cfg.c) needs no gRPC
@@ -147,9 +151,19 @@ $(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): | $(PROTO_H)
 $(SRV_LIB): $(SRV_OBJ) $(PROTO_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/bin/cuzk-daemon: $(DAEMON_OBJ) $(SRV_LIB) $(CORE_LIB)
+$(BUILD)/bin/cuzk-daemon: $(DAEMON_OBJ) $(JOURNAL_OBJ) $(SRV_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SRV_LIBS) -lm
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SRV_LIBS) $(JOURNAL_LIBS) -lm
+
+# the journal's own tests (tests/journal) and the crash/restart tests (tests/e2e/test_durable)
+$(BUILD)/tests/journal/test_journal: $(JOURNAL_OBJ)
+$(BUILD)/tests/journal/test_journal: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/journal/test_journal: TEST_LIBS += $(JOURNAL_OBJ) $(JOURNAL_LIBS)
+$(BUILD)/tests/e2e/test_durable: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon
+$(BUILD)/tests/e2e/test_durable: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
 
 # cuzk-bench: the generic rule links $^; add the protobuf code and gRPC libraries
 $(BUILD)/bin/cuzk-bench: $(PROTO_OBJ)
@@ -183,14 +197,21 @@ daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 # Libraries of later sections are named by path here: prerequisites expand immediately.
 DAEMON_GPU      := $(BUILD)/bin/cuzk-daemon-gpu
 DAEMON_GPU_LIBS := $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(BUILD)/lib/libcuzk_gpu.a $(CORE_LIB)
+PARAMS_GPU      := $(BUILD)/bin/cuzk-params-gpu
+PARAMS_GPU_LIBS := $(BUILD)/lib/libcuzk_fil.a $(BUILD)/lib/libcuzk_gpu.a $(CORE_LIB)
 ifeq ($(wildcard $(NVCC)),)
 daemon-gpu:
 	@echo "make daemon-gpu: nvcc not found ($(NVCC)): the CUDA daemon needs the CUDA toolkit" >&2; exit 1
 else
-daemon-gpu: $(DAEMON_GPU) $(BUILD)/bin/cuzk-bench
-$(DAEMON_GPU): $(DAEMON_OBJ) $(DAEMON_GPU_LIBS)
+daemon-gpu: $(DAEMON_GPU) $(PARAMS_GPU) $(BUILD)/bin/cuzk-bench
+$(DAEMON_GPU): $(DAEMON_OBJ) $(JOURNAL_OBJ) $(DAEMON_GPU_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(DAEMON_OBJ) $(DAEMON_GPU_LIBS) $(SRV_LIBS) -ljansson $(CUDA_LIBS) -lm
+	$(CC) $(ALL_LDFLAGS) -o $@ $(DAEMON_OBJ) $(JOURNAL_OBJ) $(DAEMON_GPU_LIBS) $(SRV_LIBS) \
+	    $(JOURNAL_LIBS) -ljansson $(CUDA_LIBS) -lm
+# cuzk-params-gpu: cuzk-params with the CUDA library (setup --gpu)
+$(PARAMS_GPU): $(PARAMS_SRC:%.c=$(BUILD)/obj/%.o) $(PARAMS_GPU_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(PARAMS_SRC:%.c=$(BUILD)/obj/%.o) $(PARAMS_GPU_LIBS) -ljansson $(CUDA_LIBS) -lm
 endif
 endif
 # ================================================================================ end daemon ====
@@ -273,6 +294,8 @@ ifeq ($(CUZK_CLIENT),1)
 $(BUILD)/bin/cuzk-daemon: $(FIL_LIB) $(FIL_CORE_AGAIN)
 $(BUILD)/tests/e2e/test_daemon: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_daemon: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+$(BUILD)/tests/e2e/test_durable: $(FIL_LIB)
+$(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 endif
 # ============================================================================== end filecoin ====
 

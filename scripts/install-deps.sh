@@ -2,7 +2,7 @@
 # install-deps.sh: install the Debian packages cuzk builds and tests with (idempotent; needs
 # root or sudo). Only packages missing from the machine are installed.
 set -e
-PKGS="make gcc clang libgmp-dev libssl-dev pkg-config curl \
+PKGS="make gcc clang libgmp-dev libssl-dev pkg-config curl libsqlite3-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libmicrohttpd-dev libjansson-dev libsystemd-dev python3-grpcio python3-protobuf"
 missing=""

@@ -25,6 +25,11 @@ const char cfg_default_toml[] =
     "shutdown_grace = \"30s\"                    # running partitions may finish this long on SIGTERM\n"
     "result_retention = \"1h\"                   # finished results kept for AwaitProof / retries\n"
     "result_retention_count = 1000\n"
+    "# The job journal (accepted requests and finished results survive a crash or restart):\n"
+    "# \"\" = beside a unix socket (<socket>.state; /run is emptied at reboot, so set a\n"
+    "# persistent directory such as \"/var/lib/cuzk\" to survive one), /var/lib/cuzk for TCP;\n"
+    "# \"off\" = jobs live in memory only.\n"
+    "state_dir = \"\"\n"
     "\n"
     "[memory]\n"
     "total_budget = \"auto\"                     # \"auto\" = MemTotal - safety_margin\n"
@@ -405,6 +410,15 @@ static int k_retention(struct cuzk_config *c, const struct tval *v, struct key_c
 { return get_duration(&c->result_retention_ms, v, k); }
 static int k_retention_count(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_uint(&c->result_retention_count, v, k, 1, 1000000); }
+static int k_state_dir(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    /* the journal's files get names up to 30 bytes longer (journal.db.corrupt-<time>-wal) */
+    if (v->type != T_STR || (v->s[0] && strcmp(v->s, "off") && v->s[0] != '/') ||
+        strlen(v->s) > 400)
+        return bad(k, "expected an absolute directory path (at most 400 bytes), \"\" (beside "
+                      "the socket) or \"off\"");
+    return get_str(c->state_dir, sizeof c->state_dir, v, k);
+}
 
 static int k_total_budget(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
@@ -568,6 +582,7 @@ static const struct key_def {
     {"daemon", "shutdown_grace", k_shutdown_grace},
     {"daemon", "result_retention", k_retention},
     {"daemon", "result_retention_count", k_retention_count},
+    {"daemon", "state_dir", k_state_dir},
     {"memory", "total_budget", k_total_budget},
     {"memory", "safety_margin", k_safety_margin},
     {"memory", "eviction_min_idle", k_min_idle},

@@ -24,6 +24,8 @@ struct cuzk_config {
     uint64_t shutdown_grace_ms;          /* how long running partitions may finish on SIGTERM */
     uint64_t result_retention_ms;        /* how long finished results are kept for AwaitProof */
     uint32_t result_retention_count;     /* and at most this many */
+    char state_dir[CFG_STR_MAX];         /* the job journal's directory; "" = derived from
+                                          * listen (durable_state_dir), "off" = none */
     /* [memory] */
     bool budget_auto;                    /* total_budget = "auto" */
     uint64_t total_budget;               /* bytes when !budget_auto */

@@ -15,6 +15,7 @@
 #include "cuzk/log.h"
 #include "cuzk/server.h"
 #include "cuzk/util.h"
+#include "durable.h"
 #include "lifecycle.h"
 
 #ifndef CUZK_BUILD_ID
@@ -228,22 +229,42 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* ---- the job journal: accepted jobs survive a crash (docs/daemon.md) ---- */
+    char state_dir[CFG_STR_MAX + 16];
+    durable_state_dir(state_dir, sizeof state_dir, cfg.state_dir, cfg.listen);
+    struct durable *dur = NULL;
+    if (!state_dir[0]) {
+        cuzk_log(CLOG_WARN, "[daemon] state_dir = \"off\": accepted jobs live in memory only; a "
+                 "crash or restart loses them");
+    } else if (durable_open(&dur, state_dir, cfg.result_retention_ms, cfg.result_retention_count,
+                            &err)) {
+        fprintf(stderr, "cuzk-daemon: refusing to start: [daemon] state_dir: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "refusing to start: [daemon] state_dir: %s", err.msg);
+        lc_unlock(lock_fd, lock_path);
+        return 1;
+    }
+
     struct engine_gpu_config gcfg;
     struct engine_backend backend;
     gpu_config_of(&gcfg, &cfg);
     if (engine_backend_gpu(&backend, &gcfg, &err)) {
         fprintf(stderr, "cuzk-daemon: refusing to start: %s\n", err.msg);
         cuzk_log(CLOG_ERROR, "refusing to start: %s", err.msg);
+        durable_close(dur);
         lc_unlock(lock_fd, lock_path);
         return 1;
     }
     struct engine_config ecfg;
     engine_config_of(&ecfg, &cfg);
+    durable_hooks(dur, &ecfg.hooks);
     struct engine *e = engine_new(&ecfg, &backend, &err);
     if (!e) {
         cuzk_log(CLOG_ERROR, "cannot start the engine: %s", err.msg);
+        durable_close(dur);
         return 1;
     }
+    /* before the listeners: a resubmitted id then joins its replayed job */
+    durable_replay(dur, e);
     struct http_server *http = NULL;
     if (cfg.status_listen[0]) {
         if (http_server_start(&http, e, cfg.status_listen, &err)) {
@@ -251,6 +272,7 @@ int main(int argc, char **argv)
             cuzk_log(CLOG_ERROR, "%s", err.msg);
             engine_shutdown(e, 0);
             engine_free(e);
+            durable_close(dur);
             return 1;
         }
         cuzk_log(CLOG_INFO, "status HTTP server listening on http://%s (/status, /metrics)", cfg.status_listen);
@@ -262,6 +284,7 @@ int main(int argc, char **argv)
         http_server_stop(http);
         engine_shutdown(e, 0);
         engine_free(e);
+        durable_close(dur);
         return 1;
     }
     cuzk_log(CLOG_INFO, "listening on %s", cfg.listen);
@@ -291,15 +314,19 @@ int main(int argc, char **argv)
     pthread_create(&second, NULL, second_signal_main, &set);
     lc_notify("STOPPING=1");
 
-    /* Drain: stop accepting, cancel queued work, let running partitions finish within the
-     * grace, answer every waiter, then close the listeners. */
+    /* Drain: stop accepting; jobs whose partitions are all on a prover may finish within the
+     * grace, the other unfinished jobs stay in the journal for the next start (cancelled
+     * without one); answer every waiter, then close the listeners. */
     rpc_server_stop_accepting(rpc);
     engine_shutdown(e, cfg.shutdown_grace_ms);
     rpc_server_free(rpc, 5000);
     http_server_stop(http);
     lc_remove_socket(cfg.listen);
     /* A preload still reading a large file keeps the engine alive until exit. */
-    if (__atomic_load_n(&pctx.done, __ATOMIC_ACQUIRE)) engine_free(e);
+    if (__atomic_load_n(&pctx.done, __ATOMIC_ACQUIRE)) {
+        engine_free(e);
+        durable_close(dur);   /* no hook can run any more; else the process exit closes it */
+    }
     cuzk_log(CLOG_INFO, "cuzk-daemon stopped");
     lc_unlock(lock_fd, lock_path);
     return 0;

@@ -39,7 +39,10 @@ const char *engine_status_name(int status);    /* "COMPLETED", ... */
 #define ENGINE_MAX_CONSTRAINTS (1ull << 26)
 #define ENGINE_MAX_PARTITIONS 64
 
-/* A proof request as it arrives (all pointers borrowed for the duration of engine_submit). */
+/* A proof request as it arrives (all pointers borrowed for the duration of engine_submit).
+ * The daemon's journal stores it as a SubmitProofRequest (cmd/cuzk-daemon/durable.c,
+ * req_pack / req_unpack): a field added here must be added there too, or a replayed job
+ * loses it. */
 struct engine_request {
     const char *request_id;                     /* "" = the engine picks a UUID */
     int kind;                                   /* enum engine_kind */
@@ -74,6 +77,26 @@ void engine_result_free(struct engine_result *r);
 #define ENGINE_PATH_MAX 512
 #define ENGINE_REASON_MAX (CUZK_ERR_MSG_MAX + 64)
 
+/* Durability hooks (all optional; the daemon's job journal, cmd/cuzk-daemon/durable.c, keeps
+ * SQLite out of the engine). With stage set the engine's work is durable: engine_submit
+ * records a new job before it is queued, and engine_shutdown keeps unfinished jobs for the
+ * next start instead of cancelling them.
+ * - stage: a new job (id, kind, resolved priority, the request) is about to be accepted;
+ *   make it durable and return a token. Called by engine_submit without the engine's lock,
+ *   before the id is checked against existing jobs; an error refuses the request with it.
+ * - discard: the staged job was not accepted after all (it joined an existing job with the
+ *   same id, or was refused); called without the lock.
+ * - finish: job `token` finished (COMPLETED, FAILED or CANCELLED: r); called with the
+ *   engine's lock held, before any waiter is woken, so it must not call the engine and
+ *   should not wait on slow I/O. Not called for jobs kept at shutdown. */
+struct engine_hooks {
+    void *ctx;
+    int (*stage)(void *ctx, const char *job_id, int kind, int priority,
+                 const struct engine_request *req, uint64_t *token, struct cuzk_error *err);
+    void (*discard)(void *ctx, uint64_t token);
+    void (*finish)(void *ctx, uint64_t token, const struct engine_result *r);
+};
+
 /* What the engine needs to run (the daemon maps its [memory], [gpus], [pipeline], [srs] and
  * [daemon] keys onto it). engine_config_defaults gives the daemon's built-in defaults. */
 struct engine_config {
@@ -87,6 +110,7 @@ struct engine_config {
     uint32_t result_retention_count;   /* and at most this many */
     char param_cache[ENGINE_PATH_MAX]; /* directory of .params / .shape files */
     int srs_validation;                /* enum g16_validate: checks when a .params is read */
+    struct engine_hooks hooks;         /* durability (zero: jobs live in memory only) */
 };
 void engine_config_defaults(struct engine_config *c);
 
@@ -130,6 +154,11 @@ struct engine_backend_ops {
      * is logged once and the key stays pageable (tier "host"). */
     int (*host_pin)(void *self, void *p, size_t bytes, struct cuzk_error *err);
     void (*host_unpin)(void *self, void *p);
+    /* The subgroup checks of a FULL key validation (g16_point_checker; NULL: the CPU's). */
+    int (*check_g1)(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                    struct cuzk_error *err);
+    int (*check_g2)(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                    struct cuzk_error *err);
     /* close the devices and free self (engine_free) */
     void (*destroy)(void *self);
 };
@@ -166,14 +195,17 @@ struct engine;
  * NULL is the CPU backend. The engine owns be->self from here on, also on failure. */
 struct engine *engine_new(const struct engine_config *cfg, const struct engine_backend *be,
                           struct cuzk_error *err);
-/* Stop: refuse new work, cancel queued partitions, let running ones finish for up to
- * grace_ms, answer every waiter (CANCELLED "daemon shutting down" where unfinished). */
+/* Stop: refuse new work; jobs whose every unfinished partition is on a prover may finish
+ * within grace_ms; the other unfinished jobs (and those still running after the grace) are
+ * kept for the next start when the hooks make the engine durable (their waiters get
+ * CUZK_E_CANCELLED "... kept ...", the finish hook is not called), else cancelled (waiters
+ * get CANCELLED "daemon shutting down"). Every waiter is answered. */
 void engine_shutdown(struct engine *e, uint64_t grace_ms);
 /* After engine_shutdown. Workers still stuck in a kernel past the grace are abandoned. */
 void engine_free(struct engine *e);
 
 /* Queue a job. CUZK_E_INVALID_ARG (reason in err) for a malformed request, CUZK_E_BUSY when
- * shutting down. A request_id that names a queued, running or completed job returns that
+ * shutting down, the stage hook's error when it cannot make the job durable. A request_id that names a queued, running or completed job returns that
  * job (idempotent, *existing = true); one that names a failed or cancelled job starts anew. */
 int engine_submit(struct engine *e, const struct engine_request *req, char job_id[ENGINE_ID_MAX],
                   uint32_t *queue_position, bool *existing, struct cuzk_error *err);
@@ -181,6 +213,13 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
  * keeps running. CUZK_E_NOT_FOUND for an unknown id. */
 int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
                  struct engine_result *out, struct cuzk_error *err);
+/* A job finished by an earlier process (the daemon's journal, after a restart): engine_await
+ * answers r (copied; r->job_id is the id) and engine_submit treats the id as it treats a job
+ * finished here (a COMPLETED one is joined, a FAILED or CANCELLED one replaced; a new job's
+ * token is then its own). finished_ago_ms: how long ago it finished, for result_retention.
+ * Not counted in the proof counters. CUZK_E_BUSY if the id is already known. */
+int engine_restore(struct engine *e, int kind, int priority, const struct engine_result *r,
+                   uint64_t finished_ago_ms, struct cuzk_error *err);
 /* Cancel: queued partitions are dropped, running ones finish and are discarded, waiters get
  * CANCELLED. *was_running: a partition was being synthesized or proved. NOT_FOUND if unknown. */
 int engine_cancel(struct engine *e, const char *job_id, bool *was_running,

@@ -167,13 +167,21 @@ static void job_input_release(struct job *j)
     job_free_input(j);
 }
 
-/* A job that never entered the engine (refused, or a duplicate of an existing id). */
+/* A job that never entered the engine (refused, or a duplicate of an existing id). Once the
+ * stage hook recorded it, refuse it with job_refuse instead. */
 static void job_discard(struct job *j)
 {
     job_free_input(j);
     free(j->parts);
     pthread_cond_destroy(&j->cv);
     free(j);
+}
+
+/* job_discard for a job the stage hook recorded: its record goes too (e->mu NOT held). */
+static void job_refuse(struct engine *e, struct job *j)
+{
+    if (j->token && e->cfg.hooks.discard) e->cfg.hooks.discard(e->cfg.hooks.ctx, j->token);
+    job_discard(j);
 }
 
 static void job_destroy(struct engine *e, struct job *j)
@@ -262,9 +270,31 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
         cuzk_log(status == ENGINE_FAILED ? CLOG_WARN : CLOG_INFO, "proof %s: job=%s kind=%s: %s",
               engine_status_name(status), j->id, engine_kind_name(j->kind), r->error);
     job_input_release(j);
+    /* durable before anyone is told: a waiter that got the answer finds it after a restart */
+    if (e->cfg.hooks.finish && j->token) e->cfg.hooks.finish(e->cfg.hooks.ctx, j->token, r);
     pthread_cond_broadcast(&j->cv);
     pthread_cond_broadcast(&e->drain_cv);
     retention_gc(e);
+}
+
+/* Durable engine, shutdown (e->mu held): stop an unfinished job without finishing it. Its
+ * journal record stays unfinished, so the next start replays it; waiters are told so
+ * (engine_await). Queued partitions are dropped as in job_finish. */
+static void job_keep(struct engine *e, struct job *j)
+{
+    if (j->state == JOB_DONE) return;
+    j->kept = true;
+    j->state = JOB_DONE;
+    j->done_ns = cuzk_now_ns();
+    e->n_done++;
+    if (q_remove_job(&e->synth_q, j)) {
+        j->parts_queued = 0;
+        for (uint32_t p = 0; p < j->n_parts; p++)
+            if (j->parts[p].state == PART_PENDING) j->parts[p].state = PART_DROPPED;
+    }
+    job_input_release(j);
+    pthread_cond_broadcast(&j->cv);
+    pthread_cond_broadcast(&e->drain_cv);
 }
 
 static void make_uuid(char out[ENGINE_ID_MAX])
@@ -319,11 +349,23 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         if (prc == CUZK_E_NOMEM) return cuzk_fail(err, prc, "%s", perr.msg);
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s", perr.msg);
     }
+    /* Durable: the request is recorded before the job can be seen (the hook's write may be
+     * long, a 32 GiB C1 is ~50 MB, so it runs without the lock). */
+    if (e->cfg.hooks.stage) {
+        struct cuzk_error serr;
+        cuzk_error_clear(&serr);
+        int src = e->cfg.hooks.stage(e->cfg.hooks.ctx, j->id, j->kind, j->priority, req,
+                                     &j->token, &serr);
+        if (src) {
+            job_discard(j);
+            return cuzk_fail(err, src, "%s", serr.msg);
+        }
+    }
 
     pthread_mutex_lock(&e->mu);
     if (e->stopping) {
         pthread_mutex_unlock(&e->mu);
-        job_discard(j);
+        job_refuse(e, j);
         return cuzk_fail(err, CUZK_E_BUSY, "daemon is shutting down; not accepting new proofs");
     }
     struct job *old = job_find(e, j->id);
@@ -334,7 +376,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         pthread_mutex_unlock(&e->mu);
         cuzk_log(CLOG_INFO, "SubmitProof: request_id=%s matches an existing job (%s); attaching",
               j->id, old->state == JOB_DONE ? "completed" : "in progress");
-        job_discard(j);
+        job_refuse(e, j);
         return CUZK_OK;
     }
     if (old) {   /* failed or cancelled before: a retry gets a fresh job */
@@ -395,7 +437,11 @@ int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
         else pthread_cond_wait(&j->cv, &e->mu);
     }
     int rc = CUZK_OK;
-    if (j->state == JOB_DONE) {
+    if (j->state == JOB_DONE && j->kept) {
+        rc = cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down: job %s is not finished; it "
+                       "is kept in the journal and resumes when the daemon starts again (await "
+                       "it then, or resubmit it with the same request id)", j->id);
+    } else if (j->state == JOB_DONE) {
         *out = j->result;
         out->proof = NULL;
         if (j->result.proof_len) {
@@ -431,6 +477,58 @@ int engine_cancel(struct engine *e, const char *job_id, bool *was_running,
         *was_running = j->parts_running > 0;
         job_finish(e, j, ENGINE_CANCELLED, "cancelled by CancelProof");
     }
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+int engine_restore(struct engine *e, int kind, int priority, const struct engine_result *r,
+                   uint64_t finished_ago_ms, struct cuzk_error *err)
+{
+    if (!kind_get(kind))
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "restore %s: unknown proof_kind %d", r->job_id,
+                         kind);
+    if (r->status != ENGINE_COMPLETED && r->status != ENGINE_FAILED &&
+        r->status != ENGINE_CANCELLED)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "restore %s: status %d is not a finished one",
+                         r->job_id, r->status);
+    if (!r->job_id[0] || strnlen(r->job_id, ENGINE_ID_MAX) >= ENGINE_ID_MAX)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "restore: empty or unterminated job id");
+    struct job *j = calloc(1, sizeof *j);
+    uint8_t *proof = r->proof_len ? malloc(r->proof_len) : NULL;
+    if (!j || (r->proof_len && !proof)) {
+        free(j);
+        free(proof);
+        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    }
+    pthread_cond_init(&j->cv, NULL);
+    snprintf(j->id, sizeof j->id, "%s", r->job_id);
+    j->kind = kind;
+    j->priority = priority;
+    j->dev = -1;
+    j->state = JOB_DONE;
+    j->result = *r;
+    j->result.proof = proof;
+    if (proof) memcpy(proof, r->proof, r->proof_len);
+    uint64_t now = cuzk_now_ns(), ago = finished_ago_ms * NS_PER_MS;
+    j->done_ns = now > ago ? now - ago : 0;
+    j->submit_ns = j->done_ns;
+    pthread_mutex_lock(&e->mu);
+    if (job_find(e, j->id)) {
+        pthread_mutex_unlock(&e->mu);
+        free(proof);
+        j->result.proof = NULL;
+        job_discard(j);
+        return cuzk_fail(err, CUZK_E_BUSY, "restore %s: a job with this id exists", r->job_id);
+    }
+    j->seq = e->next_seq++;
+    unsigned h = id_hash(j->id);
+    j->hnext = e->buckets[h];
+    e->buckets[h] = j;
+    j->prev = e->tail;
+    if (e->tail) e->tail->next = j; else e->head = j;
+    e->tail = j;
+    e->n_done++;
+    retention_gc(e);
     pthread_mutex_unlock(&e->mu);
     return CUZK_OK;
 }
@@ -818,19 +916,40 @@ struct engine *engine_new(const struct engine_config *cfg, const struct engine_b
     return e;
 }
 
+/* Partitions of job j on a prover right now (e->mu held). */
+static uint32_t parts_on_prover(const struct job *j)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < j->n_parts; p++) n += j->parts[p].state == PART_PROVING;
+    return n;
+}
+
 void engine_shutdown(struct engine *e, uint64_t grace_ms)
 {
     pthread_mutex_lock(&e->mu);
     if (e->stopping && !e->parts_in_flight) { pthread_mutex_unlock(&e->mu); return; }
     e->stopping = true;
-    cuzk_log(CLOG_INFO, "shutting down cuzk engine: cancelling queued work, %u partition(s) running",
-          e->parts_in_flight);
-    /* Queued work is cancelled; a job whose remaining partitions are all running may finish. */
+    /* Only partitions on a prover are running: a job whose every unfinished partition is on
+     * one may finish within the grace. Every other unfinished job (queued, synthesizing, or
+     * synthesized and waiting for a prover) stops now: kept for the next start when the
+     * engine is durable, else cancelled. */
+    bool keep = e->cfg.hooks.stage != NULL;
+    uint32_t on_prover = 0, finishing = 0, stopped = 0;
     for (struct job *j = e->head; j; j = j->next) {
         if (j->state == JOB_DONE) continue;
-        if (j->parts_queued || !j->parts_running)
-            job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down");
+        uint32_t np = parts_on_prover(j);
+        if (np && j->parts_done + np == j->n_parts) {
+            finishing++;
+            on_prover += np;
+            continue;
+        }
+        stopped++;
+        if (keep) job_keep(e, j);
+        else job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down");
     }
+    cuzk_log(CLOG_INFO, "shutting down cuzk engine: %u partition(s) on a prover (%u job(s) may "
+             "finish within %" PRIu64 " ms); %u unfinished job(s) %s", on_prover, finishing,
+             grace_ms, stopped, keep ? "kept in the journal for the next start" : "cancelled");
     pthread_cond_broadcast(&e->synth_cv);
     pthread_cond_broadcast(&e->prove_cv);
     pthread_cond_broadcast(&e->mem_cv);
@@ -841,15 +960,25 @@ void engine_shutdown(struct engine *e, uint64_t grace_ms)
     dl.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
     if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
     int wrc = 0;
-    while (e->parts_in_flight && wrc != ETIMEDOUT)
+    for (;;) {
+        bool unfinished = false;
+        for (struct job *j = e->head; j && !unfinished; j = j->next)
+            unfinished = j->state != JOB_DONE;
+        if (!unfinished || wrc == ETIMEDOUT) break;
         wrc = pthread_cond_timedwait(&e->drain_cv, &e->mu, &dl);
-    for (struct job *j = e->head; j; j = j->next)
-        if (j->state != JOB_DONE)
-            job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down: running partitions did not "
-                       "finish within [daemon] shutdown_grace");
-    if (e->parts_in_flight)
-        cuzk_log(CLOG_WARN, "%u partition(s) still running after the %" PRIu64 " ms grace; "
-              "abandoning them", e->parts_in_flight, grace_ms);
+    }
+    on_prover = 0;
+    for (struct job *j = e->head; j; j = j->next) {
+        if (j->state == JOB_DONE) continue;
+        on_prover += parts_on_prover(j);
+        if (keep) job_keep(e, j);
+        else job_finish(e, j, ENGINE_CANCELLED, "daemon shutting down: running partitions did "
+                        "not finish within [daemon] shutdown_grace");
+    }
+    if (on_prover)
+        cuzk_log(CLOG_WARN, "%u partition(s) still on a prover after the %" PRIu64 " ms grace; "
+                 "abandoning them%s", on_prover, grace_ms,
+                 keep ? " (their jobs are kept for the next start)" : "");
     pthread_mutex_unlock(&e->mu);
 }
 

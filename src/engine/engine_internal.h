@@ -179,6 +179,9 @@ struct job {
     char id[ENGINE_ID_MAX];
     int kind, priority, state;
     bool orphan;                    /* replaced by a resubmission; freed when refs == 0 */
+    bool kept;                      /* stopped unfinished at shutdown, kept by the durability
+                                     * hooks for the next start (state JOB_DONE, no result) */
+    uint64_t token;                 /* the stage hook's token (0: not durable) */
     unsigned refs;                  /* waiters + partitions in flight */
     char circuit_id[64];
     void *input;                    /* the kind's parsed request (PoRep: struct fil_c1), shared
