@@ -384,13 +384,15 @@ usage:
 /* ---------------------------------------------------------- snap-witness -- */
 
 BENCH_CMD(snap_witness, "snap-witness",
-          "snap-witness (--vanilla FILE | --sector-size SIZE) [--partitions N] [--threads T]: SnapDeals parse, "
+          "snap-witness (--vanilla FILE | --sector-size SIZE) [--partitions N] [--threads T] [--reuse]: SnapDeals parse, "
           "native check and witness time per partition (wall and CPU)")
 {
     const char *vp = NULL, *size_s = NULL;
     unsigned max_parts = ~0u, threads = 0;
+    bool reuse = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--reuse")) { reuse = true; continue; }
         if (!v) goto usage;
         i++;
         if (!strcmp(o, "--vanilla")) vp = v;
@@ -444,30 +446,48 @@ BENCH_CMD(snap_witness, "snap-witness",
     if (!rc) printf("layout      %10.1f ms  header %u aux, per challenge %u aux, %u challenges, %u aux in all\n",
                     ms_since(t0), l.head_aux, l.ch_aux, s.cfg.challenges, l.n_aux);
     unsigned nthr = pool ? pool_size(pool) : 1;
+    /* --reuse: one pair of vectors for every partition (as a prover with a buffer pool would):
+     * from the second partition on, no fresh pages (the kernel's zeroing of ~2.6 GB at 32 GiB
+     * otherwise costs more CPU than the witness itself) */
+    fr_t *in = NULL, *aux = NULL;
+    if (!rc && reuse && (!(in = cuzk_malloc((size_t)l.n_inputs * sizeof *in)) ||
+                         !(aux = cuzk_malloc((size_t)l.n_aux * sizeof *aux))))
+        rc = cuzk_fail(&err, CUZK_E_NOMEM, "witness vectors");
     for (unsigned k = 0; k < s.n && k < max_parts && !rc; k++) {
         struct fil_snap_partition_proof p;
         memset(&p, 0, sizeof p);
         rc = parse_check(&p, &s, k, &err);
-        fr_t *in = NULL, *aux = NULL;
-        uint32_t ni = 0, na = 0;
+        uint32_t ni = l.n_inputs, na = l.n_aux;
         t0 = cuzk_now_ns();
         double c0 = cpu_s();
-        if (!rc) rc = fil_snap_witness_values(&in, &aux, &ni, &na, &s.cfg, &p, k, s.h, &s.fr[0], &s.fr[2], &s.fr[1],
-                                              pool, &err);
+        if (!rc && !reuse) {
+            rc = fil_snap_witness_values(&in, &aux, &ni, &na, &s.cfg, &p, k, s.h, &s.fr[0], &s.fr[2], &s.fr[1], pool,
+                                         &err);
+        } else if (!rc) {
+            struct snap_witness w;
+            rc = fil_snap_witness_fill(&w, &s.cfg, &p, k, s.h, &s.fr[0], &s.fr[2], &s.fr[1], &err);
+            if (!rc) rc = snap_witness_values(in, aux, &s.cfg, &w, pool, &err);
+        }
         double wall = ms_since(t0), cpu = (cpu_s() - c0) * 1e3;
-        if (!rc) printf("witness[%u] %10.1f ms  cpu %.1f ms, inputs %u, aux %u (%u thread%s)\n", k, wall, cpu, ni, na,
-                        nthr, nthr > 1 ? "s" : "");
-        cuzk_free(in);
-        cuzk_free(aux);
+        if (!rc) printf("witness[%u] %10.1f ms  cpu %.1f ms, inputs %u, aux %u (%u thread%s, %s)\n", k, wall, cpu, ni,
+                        na, nthr, nthr > 1 ? "s" : "", reuse ? "buffers reused" : "fresh buffers");
+        if (!reuse) {
+            cuzk_free(in);
+            cuzk_free(aux);
+            in = aux = NULL;
+        }
         fil_snap_partition_proof_free(&p);
         fflush(stdout);
     }
+    cuzk_free(in);
+    cuzk_free(aux);
     if (rc) fprintf(stderr, "snap-witness: %s: %s\n", cuzk_errname(rc), err.msg);
     snap_file_free(&s);
     pool_free(own);
     return rc ? 1 : 0;
 usage:
     fprintf(stderr, "usage: cuzk-bench snap-witness (--vanilla FILE | --sector-size SIZE) [--partitions N] "
-                    "[--threads T]\n  T: 1 = calling thread only; default: the library pool (CUZK_THREADS)\n");
+                    "[--threads T] [--reuse]\n  T: 1 = calling thread only; default: the library pool (CUZK_THREADS)\n"
+                    "  --reuse: keep the witness vectors across partitions\n");
     return 2;
 }
