@@ -269,18 +269,6 @@ int fil_snap_partition_check(const struct snap_config *c, const struct fil_snap_
         if (!fr_eq(&x, &p->root_r_old[0]))
             return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_old: the leaf and path do not reach comm_r_last "
                              "(root_r_old)", k, i, n);
-        /* the encoding */
-        fr_t rho, enc;
-        if ((rc = snap_rho(&rho, c, &phi, want[i], h, err))) return rc;
-        fr_mul(&enc, &ch->leaf_d_new, &rho);
-        fr_add(&enc, &enc, &ch->leaf_r_old);
-        if (!fr_eq(&enc, &p->leaf_r_new[i]))
-            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new.leaf: is not leaf_r_old + leaf_d_new * rho "
-                             "(the encoding, h = %u)", k, i, n, h);
-        if ((rc = r_path_root(&x, &tr, &enc, ch->path_r_new, want[i], err))) return rc;
-        if (!fr_eq(&x, &p->root_r_new[0]))
-            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new: the leaf and path do not reach comm_r_last "
-                             "(root_r_new)", k, i, n);
         /* tree D: to the apex leaf the circuit selects, then on to comm_d_new */
         fr_t cur = ch->leaf_d_new;
         for (unsigned l = 0; l < L; l++) {
@@ -296,6 +284,18 @@ int fil_snap_partition_check(const struct snap_config *c, const struct fil_snap_
             return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_d_new: %s", k, i, n,
                              !fr_eq(&cur, comm_d_new) ? "the leaf and path do not reach comm_d_new"
                                                       : "root is not comm_d_new");
+        /* the encoding */
+        fr_t rho, enc;
+        if ((rc = snap_rho(&rho, c, &phi, want[i], h, err))) return rc;
+        fr_mul(&enc, &ch->leaf_d_new, &rho);
+        fr_add(&enc, &enc, &ch->leaf_r_old);
+        if (!fr_eq(&enc, &p->leaf_r_new[i]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new.leaf: is not leaf_r_old + leaf_d_new * rho "
+                             "(the encoding, h = %u)", k, i, n, h);
+        if ((rc = r_path_root(&x, &tr, &enc, ch->path_r_new, want[i], err))) return rc;
+        if (!fr_eq(&x, &p->root_r_new[0]))
+            return cuzk_fail(err, CUZK_E_FORMAT, CH "proof_r_new: the leaf and path do not reach comm_r_last "
+                             "(root_r_new)", k, i, n);
     }
     return CUZK_OK;
 }
