@@ -261,6 +261,9 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
     } else {
         kc->cancelled++;
     }
+    /* durable before anyone is told (waiters, the log): an answer given is found again after
+     * a restart */
+    if (e->cfg.hooks.finish && j->token) e->cfg.hooks.finish(e->cfg.hooks.ctx, j->token, r);
     if (status == ENGINE_COMPLETED)
         cuzk_log(CLOG_INFO, "proof completed: job=%s kind=%s partitions=%u total_ms=%" PRIu64
               " queue_ms=%" PRIu64 " srs_ms=%" PRIu64 " synth_ms=%" PRIu64 " gpu_ms=%" PRIu64,
@@ -270,8 +273,6 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
         cuzk_log(status == ENGINE_FAILED ? CLOG_WARN : CLOG_INFO, "proof %s: job=%s kind=%s: %s",
               engine_status_name(status), j->id, engine_kind_name(j->kind), r->error);
     job_input_release(j);
-    /* durable before anyone is told: a waiter that got the answer finds it after a restart */
-    if (e->cfg.hooks.finish && j->token) e->cfg.hooks.finish(e->cfg.hooks.ctx, j->token, r);
     pthread_cond_broadcast(&j->cv);
     pthread_cond_broadcast(&e->drain_cv);
     retention_gc(e);

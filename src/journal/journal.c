@@ -159,7 +159,14 @@ static void wal_scan(const char *path, struct journal_report *r)
         ssize_t got = pread(fd, f, fsz, (off_t)off);
         if (got <= 0) break;                                   /* clean end */
         if ((size_t)got < fsz) { damaged = true; break; }      /* a partial frame: torn */
-        if (memcmp(f + 8, h + 16, 8)) break;                   /* an older generation's frame */
+        if (memcmp(f + 8, h + 16, 8)) {
+            /* Both salts differ: a frame of an earlier generation of the log (SQLite restarts
+             * the log with salt-1 + 1 and a new random salt-2), not damage. One differs: a
+             * garbled salt. (This journal truncates the log at every checkpoint, so earlier
+             * generations should not even be there.) */
+            damaged = !memcmp(f + 8, h + 16, 4) || !memcmp(f + 12, h + 20, 4);
+            break;
+        }
         uint32_t c0 = s0, c1 = s1;
         wal_cksum(big, f, 8, &c0, &c1);
         wal_cksum(big, f + 24, psz, &c0, &c1);
@@ -801,14 +808,20 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
     struct stat st;
     rep->created = stat(j->path, &st) != 0;
     if (!rep->created) wal_scan(j->wal, rep);
-    if (rep->wal_damaged)
+    if (rep->wal_damaged && rep->wal_lost_commits)
         cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s is damaged at byte %" PRIu64 " of %"
-                 PRIu64 " (a torn or garbled write); SQLite keeps the transactions before that "
-                 "point and drops the rest: %u committed transaction(s) after the damage and "
-                 "the one it hit (a result written there is proved again; a request accepted "
-                 "there is unknown after this start: AwaitProof answers NOT_FOUND and its client "
-                 "must resubmit it)", j->path, j->wal, rep->wal_damage_offset, rep->wal_size,
-                 rep->wal_lost_commits);
+                 PRIu64 " (garbled on disk); SQLite keeps the transactions before that point and "
+                 "drops the rest, which holds %u committed transaction(s): a result among them is "
+                 "proved again; a request accepted there is unknown after this start (AwaitProof "
+                 "answers NOT_FOUND; its client must resubmit it)", j->path, j->wal,
+                 rep->wal_damage_offset, rep->wal_size, rep->wal_lost_commits);
+    else if (rep->wal_damaged)
+        cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s ends in a torn or unfinished "
+                 "transaction (bytes %" PRIu64 " to %" PRIu64 "): a write that did not complete "
+                 "(the process or the machine died mid-write, or the write failed, e.g. disk "
+                 "full); SQLite drops it. A request is acknowledged only once its transaction is "
+                 "on disk, so none is lost with it; a result written there is proved again",
+                 j->path, j->wal, rep->wal_damage_offset, rep->wal_size);
     else if (rep->wal_uncommitted)
         cuzk_log(CLOG_INFO, "journal %s: the last transaction in the write-ahead log (%u "
                  "frame(s)) never committed; dropped (it was never acknowledged)", j->path,
