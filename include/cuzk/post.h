@@ -57,6 +57,18 @@ struct post_witness {
  * CUZK_E_INVALID_ARG before anything is synthesized. Errors are left in cs (gcs_status). */
 void post_synthesize(struct gcs *cs, const struct post_config *c, const struct post_witness *w);
 
+/* Parallel witness (the prover's path): every circuit sector allocates the same numbers of
+ * variables (no value-dependent branches), so sector s owns aux [s * sector_aux, ...) and
+ * inputs [1 + s * sector_inputs, ...) and the sectors are synthesized across pool (NULL: in
+ * order, in this thread), numbered exactly as the sequential post_synthesize values run
+ * numbers them (tests compare the two). inputs: n_inputs values (ONE first), aux: n_aux,
+ * both the caller's. */
+struct post_layout { uint32_t n_inputs, n_aux, sector_inputs, sector_aux; };
+int post_layout_get(struct post_layout *out, const struct post_config *c, struct cuzk_error *err);
+struct pool;
+int post_witness_values(fr_t *inputs, fr_t *aux, const struct post_config *c, const struct post_witness *w,
+                        struct pool *pool, struct cuzk_error *err);
+
 /* Counts of the circuit (constraints without the prover's input rows; inputs with ONE). */
 struct post_counts {
     uint64_t n_constraints;

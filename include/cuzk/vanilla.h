@@ -18,6 +18,7 @@
 
 #include "cuzk/err.h"
 #include "cuzk/ff.h"
+#include "cuzk/filecoin.h"
 #include "cuzk/post.h"
 #include "cuzk/snap.h"
 
@@ -68,6 +69,38 @@ int fil_post_partition_build(struct fil_post_partition *out, const struct post_c
                              const struct fil_post_sector_proof *proofs, size_t n,
                              struct cuzk_error *err);
 void fil_post_partition_free(struct fil_post_partition *p);
+
+/* The native check of one sector proof before synthesis (what filecoin-proofs' vanilla verify
+ * checks, so a bad sector fails in milliseconds, not as an unsatisfied circuit or a proof that
+ * does not verify): the challenged leaf positions (folded from the path indices) are the ones
+ * fil_post_sector_challenges derives from (randomness, sector_id, sector_index); each
+ * inclusion path, hashed from its leaf, reaches comm_r_last and its stored root is comm_r_last;
+ * comm_r = Poseidon(comm_c, comm_r_last). pos names the sector in messages:
+ * CUZK_E_FORMAT "FallbackPoStSectorProof (sector 3, id 7): challenge 4 (leaf 51):
+ * inclusion_proofs[4]: the leaf and path do not reach comm_r_last" on the first failure. */
+int fil_post_sector_proof_check(const struct fil_post_proof *p, const struct fil_post_sector_proof *sp,
+                                const uint8_t randomness[32], uint64_t sector_index, unsigned pos,
+                                struct cuzk_error *err);
+/* A request's n parsed sector proofs of partition k: WindowPoSt 1..S sectors with strictly
+ * ascending ids (the order the verifier sorts them in), sector i challenged with sector index
+ * k * S + i; WinningPoSt exactly one (k = 0). Every sector is checked as above, in parallel
+ * on pool (NULL: this thread); the first failing sector in request order is reported. */
+int fil_post_request_check(const struct fil_post_proof *p, const struct fil_post_sector_proof *sp, size_t n,
+                           const uint8_t randomness[32], unsigned k, struct pool *pool, struct cuzk_error *err);
+/* The public inputs (ONE excluded: fil_post_num_inputs(p) - 1 values) of partition k of a
+ * request, from the (sector_id, comm_r) list the request carries (each FallbackPoStSectorProof's
+ * own, as upstream's pub_sectors) and the randomness alone, never from a witness: per circuit
+ * sector its comm_r and challenged leaves, WindowPoSt padded by repeating the last sector,
+ * WinningPoSt's one sector unrolled into 66 with challenge indices 0..65. */
+int fil_post_request_inputs(fr_t *out, const struct fil_post_proof *p, const uint8_t randomness[32],
+                            const uint64_t *sector_ids, const fr_t *comm_r, size_t n, unsigned k,
+                            struct cuzk_error *err);
+/* The witness vectors (cuzk_malloc'd, ONE first in inputs) of a request's n parsed sector
+ * proofs: fil_post_partition_build, then post_witness_values across pool (NULL: this
+ * thread). No native check here. */
+int fil_post_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint32_t *n_aux,
+                            const struct post_config *c, const struct fil_post_sector_proof *sp, size_t n,
+                            struct pool *pool, struct cuzk_error *err);
 
 /* ------------------------------------------------------------- SnapDeals -- */
 

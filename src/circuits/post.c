@@ -205,3 +205,97 @@ int post_public_inputs(fr_t *out, const struct post_config *c, const fr_t *comm_
     }
     return CUZK_OK;
 }
+
+/* ------------------------------------------------------- parallel witness -- */
+
+int post_layout_get(struct post_layout *out, const struct post_config *c, struct cuzk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct post_config one = *c;
+    one.sectors = 1;
+    struct post_counts n;
+    int rc = post_counts(&n, &one, err);
+    if (rc) return rc;
+    uint64_t aux = (uint64_t)n.n_aux * c->sectors, in = 1 + (uint64_t)(n.n_inputs - 1) * c->sectors;
+    if (aux >= 0x7fffffffu || in >= 0x7fffffffu)
+        return cuzk_fail(err, CUZK_E_UNSUPPORTED, "post: %llu aux, %llu inputs", (unsigned long long)aux,
+                         (unsigned long long)in);
+    out->sector_aux = n.n_aux;
+    out->sector_inputs = n.n_inputs - 1;
+    out->n_aux = (uint32_t)aux;
+    out->n_inputs = (uint32_t)in;
+    return CUZK_OK;
+}
+
+struct post_par {
+    fr_t *inputs, *aux;
+    const struct post_config *c;
+    const struct post_witness *w;
+    const struct post_layout *l;
+    const struct poseidon_consts *p2;
+    unsigned ar[POREP_MAX_LEVELS], levels;
+    int *rc;                        /* per sector */
+    struct cuzk_error *err;         /* the first failing sector's message (under the rc slot) */
+};
+
+static void par_sectors(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct post_par *x = ctx;
+    for (size_t s = begin; s < end; s++) {
+        uint32_t a0 = (uint32_t)s * x->l->sector_aux, i0 = 1 + (uint32_t)s * x->l->sector_inputs;
+        struct gcs cs;
+        struct cuzk_error e;
+        int rc = gcs_init(&cs, GCS_VALUES, NULL, &e);
+        if (!rc) {
+            /* a values context writing into the caller's vectors at this sector's offsets */
+            cuzk_free(cs.inputs);
+            cs.inputs = x->inputs;
+            cs.inp_cap = i0 + x->l->sector_inputs;
+            cs.n_inputs = i0;
+            cs.aux = x->aux;
+            cs.aux_cap = a0 + x->l->sector_aux;
+            cs.n_aux = a0;
+            synth_sector(&cs, x->c, x->ar, x->levels, x->p2, &x->w->sectors[s]);
+            if (!cs.status && (cs.n_aux != cs.aux_cap || cs.n_inputs != cs.inp_cap))
+                gcs_fail(&cs, CUZK_E_INTERNAL, "post: sector %zu ended at aux %u, input %u (layout %zu, %zu)", s,
+                         cs.n_aux, cs.n_inputs, cs.aux_cap, cs.inp_cap);
+            cs.aux = cs.inputs = NULL;
+            rc = gcs_status(&cs, &e);
+            gcs_free(&cs);
+        }
+        x->rc[s] = rc;
+        if (rc) x->err[s] = e;
+    }
+}
+
+int post_witness_values(fr_t *inputs, fr_t *aux, const struct post_config *c, const struct post_witness *w,
+                        struct pool *pool, struct cuzk_error *err)
+{
+    if (!inputs || !aux || !c || !w) return cuzk_fail(err, CUZK_E_INVALID_ARG, "post_witness_values: NULL argument");
+    int rc = check_config(c, err);
+    if (!rc) rc = check_witness(c, w, err);
+    struct post_layout l;
+    if (!rc) rc = post_layout_get(&l, c, err);
+    if (rc) return rc;
+    struct post_par x = {.inputs = inputs, .aux = aux, .c = c, .w = w, .l = &l};
+    x.p2 = poseidon_consts_get(2, err);
+    if (!x.p2) return err ? err->code : CUZK_E_INTERNAL;
+    x.levels = post_tree_arities(c, x.ar);
+    x.rc = cuzk_calloc(c->sectors, sizeof *x.rc);
+    x.err = cuzk_calloc(c->sectors, sizeof *x.err);
+    if (!x.rc || !x.err) {
+        cuzk_free(x.rc);
+        cuzk_free(x.err);
+        return cuzk_fail(err, CUZK_E_NOMEM, "post_witness_values: %u sectors", c->sectors);
+    }
+    inputs[0] = FR_ONE;
+    /* grain 4: a sector is ~50k constraints at 32 GiB, so chunks stay small next to 2349 */
+    if (pool) pool_parallel_for(pool, c->sectors, 4, par_sectors, &x);
+    else par_sectors(&x, 0, c->sectors, 0);
+    for (unsigned s = 0; s < c->sectors && !rc; s++)
+        if ((rc = x.rc[s]) && err) *err = x.err[s];
+    cuzk_free(x.rc);
+    cuzk_free(x.err);
+    return rc;
+}
