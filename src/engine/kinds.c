@@ -9,8 +9,8 @@
 static const struct kind_def *const kinds[ENGINE_NKINDS] = {
     &kind_porep,          /* POREP_SEAL_COMMIT (kind_porep.c) */
     &kind_snap,           /* SNAP_DEALS_UPDATE (kind_snap.c) */
-    &kind_window_post,    /* WINDOW_POST_PARTITION (kind_pending.c) */
-    &kind_winning_post,   /* WINNING_POST (kind_pending.c) */
+    &kind_window_post,    /* WINDOW_POST_PARTITION (kind_post.c) */
+    &kind_winning_post,   /* WINNING_POST (kind_post.c) */
     &kind_synthetic,      /* SYNTHETIC (kind_synthetic.c) */
 };
 
