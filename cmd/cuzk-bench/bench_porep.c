@@ -17,6 +17,7 @@
 
 int bench_prove_porep(int argc, char **argv);
 int bench_gen_vanilla_snap(int argc, char **argv);
+int bench_gen_vanilla_post(int argc, char **argv);   /* bench_post.c */
 
 static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
 
@@ -70,6 +71,8 @@ BENCH_CMD(gen_vanilla, "gen-vanilla",
     const char *size_s = NULL, *outp = NULL, *name = NULL;
     uint64_t seed = 1, miner = 1000, sector_num = 1;
     if (argc >= 2 && !strcmp(argv[1], "snap")) return bench_gen_vanilla_snap(argc, argv);   /* bench_snap.c */
+    if (argc >= 2 && (!strcmp(argv[1], "window-post") || !strcmp(argv[1], "winning-post")))
+        return bench_gen_vanilla_post(argc, argv);   /* bench_post.c */
     if (argc < 2 || strcmp(argv[1], "porep")) goto usage;
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -14,6 +14,8 @@
 int bench_prove_porep(int argc, char **argv);
 /* bench_snap.c: the SnapDeals path (--kind snap --vanilla FILE --params-dir DIR). */
 int bench_prove_snap(int argc, char **argv);
+/* bench_post.c: the PoSt path (--kind window-post|winning-post --vanilla FILE --params-dir DIR). */
+int bench_prove_post(int argc, char **argv);
 
 static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
@@ -137,6 +139,9 @@ BENCH_CMD(prove, "prove",
         if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "porep")) return bench_prove_porep(argc, argv);
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "snap")) return bench_prove_snap(argc, argv);
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") || !strcmp(argv[i + 1], "winning-post")))
+            return bench_prove_post(argc, argv);
     for (int i = 1; i < argc; i += 2) {   /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return prove_usage();
