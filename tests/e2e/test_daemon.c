@@ -27,6 +27,9 @@ TEST(daemon_e2e_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no 
 #include "cuzk/v1/proving.pb-c.h"
 #include "daemon_harness.h"
 #include "filecoin/porep_fixture.h"
+#include "filecoin/snap_fixture.h"
+#include "cuzk/snap_gen.h"
+#include "cuzk/vanilla.h"
 
 #define N_SMALL 512     /* constraints of the circuits used here (fast on 2 slow cores) */
 
@@ -57,6 +60,36 @@ static struct cz_client *connect_to(const char *addr)
     struct cuzk_error err_s, *err = &err_s;
     ASSERT_OK(cz_connect(&c, addr, err), err);
     return c;
+}
+
+/* A generated SnapDeals sector (snap_gen.h) written as cuzk-bench files: dir/<name>.json (JSON
+ * array of base64 PartitionProofs) and its commitments as hex (*_hex, 65 bytes each). */
+struct snap_files {
+    struct fil_snap_gen g;
+    char vanilla[700], ro_hex[65], rn_hex[65], dn_hex[65];
+};
+static void snap_files_make(struct snap_files *f, const char *dir, const char *name, uint64_t size, uint64_t seed)
+{
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    ASSERT_OK(fil_snap_generate(&f->g, size, seed, err), err);
+    snprintf(f->vanilla, sizeof f->vanilla, "%s/%s.json", dir, name);
+    FILE *fp = fopen(f->vanilla, "w");
+    ASSERT(fp);
+    fputc('[', fp);
+    for (unsigned k = 0; k < f->g.partitions; k++) {
+        size_t n;
+        char *b = fil_base64_encode(f->g.blob[k], f->g.len[k], &n);
+        ASSERT(b);
+        fprintf(fp, "%s\"%s\"", k ? "," : "", b);
+        cuzk_free(b);
+    }
+    fputs("]\n", fp);
+    ASSERT(fclose(fp) == 0);
+    for (int i = 0; i < 32; i++) {
+        snprintf(f->ro_hex + 2 * i, 3, "%02x", f->g.comm_r_old[i]);
+        snprintf(f->rn_hex + 2 * i, 3, "%02x", f->g.comm_r_new[i]);
+        snprintf(f->dn_hex + 2 * i, 3, "%02x", f->g.comm_d_new[i]);
+    }
 }
 
 /* ---- an independent verifier: our own parameters for synthetic-<n> ---- */
@@ -322,13 +355,16 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     ASSERT_EQ_INT(prove(c, 100, 0, NULL, &r, det), 3);
     ASSERT_STR_CONTAINS(det, "synthetic_constraints");
     ASSERT_EQ_INT(prove(c, 100, 1ull << 40, NULL, &r, det), 3);
-    /* Filecoin kinds without a circuit: a proving failure, gRPC OK + FAILED with the reason */
-    for (int kind = 2; kind <= 4; kind++) {
-        ASSERT_EQ_INT(prove(c, kind, 0, NULL, &r, det), 0);
-        ASSERT_EQ_INT(r->result->status, 2);
-        ASSERT_STR_CONTAINS(r->result->error_message, "not supported yet");
-        protobuf_c_message_free_unpacked(&r->base, NULL);
-    }
+    /* SnapDeals without its commitments / partitions: a malformed request (snap_through_daemon
+     * sends real ones) */
+    ASSERT_EQ_INT(prove(c, 2, 0, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "comm_r_old: expected 32 bytes, got 0");
+    /* PoSt without a registered proof of its kind / randomness: a malformed request
+     * (test_daemon_post.c sends real ones) */
+    ASSERT_EQ_INT(prove(c, 3, 0, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "registered_proof 0 is StackedDrgWinning2KiBV1");
+    ASSERT_EQ_INT(prove(c, 4, 0, NULL, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "randomness: PoSt randomness: 0 bytes, expected 32");
     /* PoRep without its C1 output: a malformed request (the porep_* tests send real ones) */
     ASSERT_EQ_INT(prove(c, 1, 0, NULL, &r, det), 3);
     ASSERT_STR_CONTAINS(det, "POREP_SEAL_COMMIT needs vanilla_proof");
@@ -341,7 +377,7 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     ProtobufCMessage *m = NULL;
     ASSERT_EQ_INT(cz_call(c, CZ_METHOD("PreloadSRS"), &pq.base, &cuzk__v1__preload_srs_response__descriptor,
                           &m, 30000, det, sizeof det), 3);
-    ASSERT_STR_CONTAINS(det, "unknown circuit id");
+    ASSERT_STR_CONTAINS(det, "circuit id 'porep-1t'");
     /* a Filecoin SRS whose file is missing: NOT_FOUND naming the path */
     pq.circuit_id = (char *)"porep-32g";
     ASSERT_EQ_INT(cz_call(c, CZ_METHOD("PreloadSRS"), &pq.base, &cuzk__v1__preload_srs_response__descriptor,
@@ -361,7 +397,7 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     free(blob);
     /* the daemon is still fine */
     Cuzk__V1__GetStatusResponse *gs = get_status(c);
-    ASSERT_EQ_U64(gs->total_proofs_failed, 3);
+    ASSERT_EQ_U64(gs->total_proofs_failed, 0);     /* every request above was refused at submit */
     ASSERT_EQ_U64(gs->total_proofs_completed, 0);
     protobuf_c_message_free_unpacked(&gs->base, NULL);
     cz_close(c);
@@ -624,10 +660,17 @@ TEST_T(cuzk_bench_client_and_http_status, 180)
     ASSERT_EQ_INT(h_bench(&out, d.addr, "evict -c synthetic-256"), 0);
     ASSERT_STR_CONTAINS(out, "was not loaded");
     free(out);
-    ASSERT_EQ_INT(h_bench(&out, d.addr, "single -t snap"), 1);
+    /* a well-formed SnapDeals request this daemon has no parameters for: FAILED, saying why */
+    struct snap_files sf;
+    snap_files_make(&sf, d.dir, "snap2k", 2048, 5);
+    char sargs[1200];
+    snprintf(sargs, sizeof sargs, "single -t snap --registered-proof 0 --vanilla %s --comm-r-old %s --comm-r-new %s "
+             "--comm-d-new %s", sf.vanilla, sf.ro_hex, sf.rn_hex, sf.dn_hex);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, sargs), 1);
     ASSERT_STR_CONTAINS(out, "status:    FAILED");
-    ASSERT_STR_CONTAINS(out, "not supported yet");
+    ASSERT_STR_CONTAINS(out, "snap-2k");
     free(out);
+    fil_snap_gen_free(&sf.g);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "metrics"), 0);
     ASSERT_STR_CONTAINS(out, "cuzk_proofs_completed_total 5\n");
     ASSERT_STR_CONTAINS(out, "cuzk_proofs_failed_total 1\n");
@@ -1064,5 +1107,199 @@ TEST_T(srs_validation_modes, 120)
     ASSERT_STR_CONTAINS(log, "validation=full checks=curve+subgroup, digest cache written");
     free(log);
     stop_and_clean(&d);
+}
+
+/* ---- SnapDeals through the daemon (parameters from snap_fixture.h) ---- */
+
+static int prove_snap(struct cz_client *c, const char *rid, const struct fil_snap_gen *g, size_t n_blobs,
+                      const uint8_t *const *blob, const size_t *len, uint64_t reg, uint64_t size,
+                      const uint8_t *comm_r_new, Cuzk__V1__ProveResponse **out, char *det)
+{
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    ProtobufCBinaryData v[17];
+    for (size_t k = 0; k < n_blobs && k < 17; k++) {
+        v[k].data = (uint8_t *)blob[k];
+        v[k].len = len[k];
+    }
+    q.request_id = (char *)rid;
+    q.proof_kind = CUZK__V1__PROOF_KIND__SNAP_DEALS_UPDATE;
+    q.sector_size = size;
+    q.registered_proof = reg;
+    q.sector_number = 7;
+    q.miner_id = 1000;
+    q.n_vanilla_proofs = n_blobs;
+    q.vanilla_proofs = v;
+    q.comm_r_old.data = (uint8_t *)g->comm_r_old;
+    q.comm_r_old.len = 32;
+    q.comm_r_new.data = (uint8_t *)comm_r_new;
+    q.comm_r_new.len = 32;
+    q.comm_d_new.data = (uint8_t *)g->comm_d_new;
+    q.comm_d_new.len = 32;
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = &q;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, 3600000, det, 512);
+    *out = (Cuzk__V1__ProveResponse *)m;
+    return st;
+}
+
+/* Every partition's 192 bytes verify with the fixture's .vk against public inputs recomputed
+ * here from (k, h, the commitments), and not against the next partition's (the order). */
+static void snap_verify_all(const struct snap_fixture *fx, const struct fil_snap_gen *g, const uint8_t *proof,
+                            size_t len)
+{
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    ASSERT_EQ_U64(len, (uint64_t)g->partitions * G16_PROOF_BYTES);
+    struct g16_vk vk;
+    ASSERT_OK(g16_vk_read(&vk, fx->vk, err), err);
+    struct g16_pvk *pvk = g16_pvk_new(&vk, err);
+    ASSERT_MSG(pvk, "%s", err->msg);
+    fr_t ro, rn, dn, pub[4];
+    ASSERT_OK(fil_snap_commitment(&ro, g->comm_r_old, 32, "comm_r_old", err), err);
+    ASSERT_OK(fil_snap_commitment(&rn, g->comm_r_new, 32, "comm_r_new", err), err);
+    ASSERT_OK(fil_snap_commitment(&dn, g->comm_d_new, 32, "comm_d_new", err), err);
+    for (unsigned k = 0; k < g->partitions; k++) {
+        struct g16_proof pf;
+        ASSERT_OK(g16_proof_from_bytes(&pf, proof + (size_t)k * G16_PROOF_BYTES, err), err);
+        ASSERT_OK(snap_public_inputs(pub, &g->cfg, k, g->h, &ro, &dn, &rn, err), err);
+        ASSERT_OK(g16_verify(pvk, &pf, pub, 4, err), err);
+        ASSERT_OK(snap_public_inputs(pub, &g->cfg, (k + 1) % g->partitions, g->h, &ro, &dn, &rn, err), err);
+        if (g->partitions > 1) ASSERT_CODE(g16_verify(pvk, &pf, pub, 4, err), CUZK_E_VERIFY_FAILED, err);
+        fr_add(&pub[3], &pub[3], &FR_ONE);
+        ASSERT_CODE(g16_verify(pvk, &pf, pub, 4, err), CUZK_E_VERIFY_FAILED, err);
+    }
+    g16_pvk_free(pvk);
+    g16_vk_free(&vk);
+}
+
+static void snap_daemon_dir(struct daemon *d, const struct snap_fixture *fx)
+{
+    memset(d, 0, sizeof *d);
+    h_tmpdir(d->dir, sizeof d->dir);
+    char path[1200], path2[1200];
+    snprintf(path, sizeof path, "%s/%s.params", d->dir, fx->stem);
+    ASSERT(symlink(fx->params, path) == 0);
+    snprintf(path, sizeof path, "%s/%s.params.validated", d->dir, fx->stem);
+    snprintf(path2, sizeof path2, "%s.validated", fx->params);
+    ASSERT(symlink(path2, path) == 0);
+}
+
+/* 2 KiB (1 partition): a generated update proved and verified here; wrong commitments FAIL
+ * naming the partition and the commitment, with no proof; malformed requests (truncated
+ * partition, wrong partition count, size / registered proof mismatch, unknown update proof)
+ * are INVALID_ARGUMENT naming what is wrong; `cuzk-bench single -t snap` with upstream's flags
+ * and `cuzk-bench prove --kind snap` (commitments read beside the vanilla file). */
+TEST_T(snap_through_daemon, 900)
+{
+    snap_fixture_skip_if_slow();
+    struct snap_fixture fx;
+    snap_fixture_get(&fx, 2048);
+    struct daemon d;
+    snap_daemon_dir(&d, &fx);
+    struct snap_files sf;
+    snap_files_make(&sf, d.dir, "snap2k", 2048, test_seed());
+    struct fil_snap_gen *g = &sf.g;
+    start_or_fail(&d,
+        "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
+        "[memory]\ntotal_budget = \"6GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+    struct cz_client *cl = connect_to(d.addr);
+    char det[512];
+    Cuzk__V1__ProveResponse *r = NULL;
+    const uint8_t *const *blobs = (const uint8_t *const *)g->blob;
+    uint64_t t0 = cuzk_now_ns();
+    ASSERT_EQ_INT(prove_snap(cl, "snap-1000-7", g, 1, blobs, g->len, 0, 2048, g->comm_r_new, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    printf("SnapDeals 2 KiB through the daemon: %.1f s (srs %llu ms, synth %llu ms, prove %llu ms)\n",
+           (double)(cuzk_now_ns() - t0) / 1e9, (unsigned long long)r->result->srs_load_ms,
+           (unsigned long long)r->result->synthesis_ms, (unsigned long long)r->result->gpu_compute_ms);
+    snap_verify_all(&fx, g, r->result->proof.data, r->result->proof.len);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    /* another sector's comm_r_new (canonical, wrong): FAILED before synthesis, no proof */
+    struct fil_snap_gen other;
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    ASSERT_OK(fil_snap_generate(&other, 2048, test_seed() + 1, err), err);
+    ASSERT_EQ_INT(prove_snap(cl, "snap-wrong-comm", g, 1, blobs, g->len, 0, 2048, other.comm_r_new, &r, det), 0);
+    ASSERT_EQ_INT(r->result->status, 2);
+    ASSERT_EQ_U64(r->result->proof.len, 0);
+    ASSERT_STR_CONTAINS(r->result->error_message, "partition 0");
+    ASSERT_STR_CONTAINS(r->result->error_message, "comm_r_new");
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fil_snap_gen_free(&other);
+    /* malformed requests */
+    size_t short_len = g->len[0] - 5;
+    ASSERT_EQ_INT(prove_snap(cl, "snap-short", g, 1, blobs, &short_len, 0, 2048, g->comm_r_new, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "vanilla_proofs[0]: PartitionProof (partition 0)");
+    ASSERT_STR_CONTAINS(det, "truncated");
+    const uint8_t *two[2] = {g->blob[0], g->blob[0]};
+    size_t two_len[2] = {g->len[0], g->len[0]};
+    ASSERT_EQ_INT(prove_snap(cl, "snap-two", g, 2, two, two_len, 0, 2048, g->comm_r_new, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "StackedDrg2KiBV1 needs 1 vanilla_proofs");
+    ASSERT_EQ_INT(prove_snap(cl, "snap-size", g, 1, blobs, g->len, 0, 32ull << 30, g->comm_r_new, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "does not match registered_proof 0");
+    ASSERT_EQ_INT(prove_snap(cl, "snap-reg", g, 1, blobs, g->len, 9, 0, g->comm_r_new, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "registered_proof 9 is not a registered update proof");
+    uint8_t big[32];
+    memset(big, 0xff, sizeof big);
+    ASSERT_EQ_INT(prove_snap(cl, "snap-noncanon", g, 1, blobs, g->len, 0, 2048, big, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "comm_r_new: not a canonical field element");
+    cz_close(cl);
+
+    /* the CLI: upstream's flags against the daemon, then the local prover */
+    char args[1600], *out = NULL;
+    snprintf(args, sizeof args, "single -t snap --registered-proof 0 --vanilla %s --comm-r-old %s --comm-r-new %s "
+             "--comm-d-new %s", sf.vanilla, sf.ro_hex, sf.rn_hex, sf.dn_hex);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
+    ASSERT_STR_CONTAINS(out, "status:    COMPLETED");
+    ASSERT_STR_CONTAINS(out, "proof:     192 bytes");
+    free(out);
+    stop_and_clean(&d);
+    char dir[600];
+    h_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args, "gen-vanilla snap --sector-size 2KiB -o %s/v.json --seed 11", dir);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
+    ASSERT_STR_CONTAINS(out, "comm_r_new ");
+    free(out);
+    snprintf(args, sizeof args, "prove --backend cpu --kind snap --vanilla %s/v.json --params-dir %s", dir, fx.dir);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
+    ASSERT_STR_CONTAINS(out, "verify[0]");
+    ASSERT_STR_CONTAINS(out, "verified: yes");
+    free(out);
+    fil_snap_gen_free(g);
+}
+
+/* 8 MiB: 4 partitions through the pipeline, each verified, assembled in order (768 bytes).
+ * The 8 MiB setup (10M constraints) takes many minutes here: CUZK_TEST_SLOW=1 only. */
+TEST_T(snap_8m_four_partitions_through_daemon, 3600)
+{
+    const char *slow = getenv("CUZK_TEST_SLOW");
+    if (!slow || strcmp(slow, "1")) test_skip("set CUZK_TEST_SLOW=1 (8 MiB SnapDeals setup, many minutes)");
+    struct snap_fixture fx;
+    snap_fixture_get(&fx, 8ull << 20);
+    struct daemon d;
+    snap_daemon_dir(&d, &fx);
+    struct snap_files sf;
+    snap_files_make(&sf, d.dir, "snap8m", 8ull << 20, test_seed());
+    struct fil_snap_gen *g = &sf.g;
+    ASSERT_EQ_U64(g->partitions, 4);
+    start_or_fail(&d,
+        "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
+        "[memory]\ntotal_budget = \"12GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+    struct cz_client *cl = connect_to(d.addr);
+    char det[512];
+    Cuzk__V1__ProveResponse *r = NULL;
+    uint64_t t0 = cuzk_now_ns();
+    ASSERT_EQ_INT(prove_snap(cl, "snap-8m", g, 4, (const uint8_t *const *)g->blob, g->len, 1, 8ull << 20,
+                             g->comm_r_new, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_EQ_U64(r->result->proof.len, 768);
+    printf("SnapDeals 8 MiB (4 partitions) through the daemon: %.1f s (srs %llu ms, synth %llu ms, prove %llu ms)\n",
+           (double)(cuzk_now_ns() - t0) / 1e9, (unsigned long long)r->result->srs_load_ms,
+           (unsigned long long)r->result->synthesis_ms, (unsigned long long)r->result->gpu_compute_ms);
+    snap_verify_all(&fx, g, r->result->proof.data, r->result->proof.len);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    cz_close(cl);
+    stop_and_clean(&d);
+    fil_snap_gen_free(g);
 }
 #endif
