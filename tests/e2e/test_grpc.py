@@ -184,9 +184,17 @@ def t_malformed_unknown_oversized(d):
                 grpc.StatusCode.INVALID_ARGUMENT, "unknown proof_kind 57")
     expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=synthetic(0))),
                 grpc.StatusCode.INVALID_ARGUMENT, "synthetic_constraints")
-    for kind in (pb.SNAP_DEALS_UPDATE, pb.WINDOW_POST_PARTITION, pb.WINNING_POST):
-        r = d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(proof_kind=kind)))
-        assert r.result.status == FAILED and "not supported yet" in r.result.error_message, r
+    # SnapDeals without its commitments / partitions: a malformed request
+    expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    proof_kind=pb.SNAP_DEALS_UPDATE))),
+                grpc.StatusCode.INVALID_ARGUMENT, "comm_r_old: expected 32 bytes, got 0")
+    # PoSt without randomness / a registered proof of its kind: malformed requests
+    expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    proof_kind=pb.WINNING_POST))),
+                grpc.StatusCode.INVALID_ARGUMENT, "randomness")
+    expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    proof_kind=pb.WINDOW_POST_PARTITION))),
+                grpc.StatusCode.INVALID_ARGUMENT, "registered_proof 0 is StackedDrgWinning2KiBV1")
     # PoRep: a malformed C1 output is a malformed request, named by its JSON path
     expect_code(lambda: d.call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
                     proof_kind=pb.POREP_SEAL_COMMIT))),
