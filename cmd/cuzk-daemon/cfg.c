@@ -8,8 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "cfg.h"
+#include "cuzk/gpu.h"
 
 #define GiB (1024ull * 1024 * 1024)
 #define MiB (1024ull * 1024)
@@ -26,10 +36,22 @@ const char cfg_default_toml[] =
     "result_retention = \"1h\"                   # finished results kept for AwaitProof / retries\n"
     "result_retention_count = 1000\n"
     "# The job journal (accepted requests and finished results survive a crash or restart):\n"
-    "# \"\" = beside a unix socket (<socket>.state; /run is emptied at reboot, so set a\n"
-    "# persistent directory such as \"/var/lib/cuzk\" to survive one), /var/lib/cuzk for TCP;\n"
-    "# \"off\" = jobs live in memory only.\n"
+    "# \"\" = beside the instance lock (<socket>.state for a unix socket). /run is emptied\n"
+    "# at reboot: set a persistent directory such as \"/var/lib/cuzk\" to survive one.\n"
+    "# \"off\" = accepted jobs live in memory only.\n"
     "state_dir = \"\"\n"
+    "# Remote provers (docs/daemon.md, \"Running cuzk on a separate GPU host\"): TLS for a TCP\n"
+    "# listener and a bearer token every call must carry. A TCP listener on a non-loopback\n"
+    "# address needs one of them, or allow_insecure_remote = true (warned at every start).\n"
+    "tls_cert = \"\"                              # PEM certificate (chain) of this daemon\n"
+    "tls_key = \"\"                               # its PEM private key\n"
+    "tls_client_ca = \"\"                         # PEM CA of client certificates (mutual TLS)\n"
+    "auth_token_file = \"\"                       # file with the token (authorization: Bearer ...)\n"
+    "allow_insecure_remote = false\n"
+    "socket_mode = \"0660\"                       # unix socket permissions (owner and group)\n"
+    "max_queued_jobs = 1000                    # unfinished jobs accepted at once\n"
+    "max_waiters = 512                         # AwaitProof / Prove calls waiting at once\n"
+    "max_large_requests = 2                    # requests over 1 MiB decoded at once\n"
     "\n"
     "[memory]\n"
     "total_budget = \"auto\"                     # \"auto\" = MemTotal - safety_margin\n"
@@ -77,6 +99,10 @@ void cfg_defaults(struct cuzk_config *c)
     c->shutdown_grace_ms = 30000;
     c->result_retention_ms = 3600 * 1000;
     c->result_retention_count = 1000;
+    c->socket_mode = 0660;
+    c->max_queued_jobs = 1000;
+    c->max_waiters = 512;
+    c->max_large_requests = 2;
     c->budget_auto = true;
     c->safety_margin = 5 * GiB;
     c->eviction_min_idle_ms = 300 * 1000;
@@ -140,7 +166,7 @@ bool cfg_parse_duration_ms(uint64_t *out, const char *s)
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].suf) != 0) continue;
         double ms = v * units[i].mul;
-        if (ms > 1e15) return false;
+        if (ms > (double)CFG_DURATION_MAX_MS) return false;   /* would wrap as nanoseconds */
         *out = (uint64_t)ms;
         return true;
     }
@@ -361,9 +387,14 @@ static int get_size(uint64_t *out, const struct tval *v, struct key_ctx *k, cons
 
 static int get_duration(uint64_t *out, const struct tval *v, struct key_ctx *k)
 {
-    if (v->type == T_INT && v->i >= 0) { *out = (uint64_t)v->i * 1000; return CUZK_OK; }
+    if (v->type == T_INT && v->i >= 0 && (uint64_t)v->i <= CFG_DURATION_MAX_MS / 1000) {
+        *out = (uint64_t)v->i * 1000;
+        return CUZK_OK;
+    }
     if (v->type == T_STR && cfg_parse_duration_ms(out, v->s)) return CUZK_OK;
-    return bad(k, "expected a duration like \"5m\", \"30s\", \"250ms\" or seconds");
+    /* a larger value would wrap once turned into nanoseconds and act as almost zero */
+    return bad(k, "expected a duration like \"5m\", \"30s\", \"250ms\" or seconds, at most "
+                  "\"36500d\" (100 years)");
 }
 
 static int get_str(char *out, size_t cap, const struct tval *v, struct key_ctx *k)
@@ -385,10 +416,30 @@ static bool valid_listen(const char *s)
     return *end == 0 && colon[1] && port >= 0 && port <= 65535;
 }
 
+/* Pseudo file systems: a socket there cannot be created, or would shadow kernel state. */
+static bool in_pseudo_fs(const char *path)
+{
+    static const char *roots[] = {"/proc", "/sys"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(roots[i]);
+        if (!strncmp(path, roots[i], n) && (path[n] == '/' || !path[n])) return true;
+    }
+    return false;
+}
+
 static int k_listen(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
     if (v->type != T_STR || !valid_listen(v->s))
         return bad(k, "expected \"unix:///absolute/path\" or \"host:port\"");
+    if (!strncmp(v->s, "unix://", 7) && strlen(v->s + 7) > CFG_SUN_PATH_MAX) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the socket path is %zu bytes; a unix socket address holds "
+                 "at most %d: use a shorter path", strlen(v->s + 7), CFG_SUN_PATH_MAX);
+        return bad(k, msg);
+    }
+    if (!strncmp(v->s, "unix://", 7) && in_pseudo_fs(v->s + 7))
+        return bad(k, "the socket path is inside /proc or /sys, where no socket can live: use a "
+                      "directory such as /run/curio");
     return get_str(c->listen, sizeof c->listen, v, k);
 }
 static int k_status_listen(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
@@ -412,12 +463,67 @@ static int k_retention_count(struct cuzk_config *c, const struct tval *v, struct
 { return get_uint(&c->result_retention_count, v, k, 1, 1000000); }
 static int k_state_dir(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
-    /* the journal's files get names up to 30 bytes longer (journal.db.corrupt-<time>-wal) */
+    /* the journal's files get names up to 40 bytes longer (journal.db.corrupt-<time>-wal) */
     if (v->type != T_STR || (v->s[0] && strcmp(v->s, "off") && v->s[0] != '/') ||
         strlen(v->s) > 400)
         return bad(k, "expected an absolute directory path (at most 400 bytes), \"\" (beside "
                       "the socket) or \"off\"");
     return get_str(c->state_dir, sizeof c->state_dir, v, k);
+}
+
+static int get_path(char *out, size_t cap, const struct tval *v, struct key_ctx *k)
+{
+    if (v->type != T_STR || (v->s[0] && v->s[0] != '/'))
+        return bad(k, "expected an absolute file path or \"\" (off)");
+    return get_str(out, cap, v, k);
+}
+static int k_tls_cert(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_path(c->tls_cert, sizeof c->tls_cert, v, k); }
+static int k_tls_key(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_path(c->tls_key, sizeof c->tls_key, v, k); }
+static int k_tls_client_ca(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_path(c->tls_client_ca, sizeof c->tls_client_ca, v, k); }
+static int k_auth_token_file(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_path(c->auth_token_file, sizeof c->auth_token_file, v, k); }
+static int k_insecure_remote(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{ return get_bool(&c->allow_insecure_remote, v, k); }
+static int k_socket_mode(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    /* a string of octal digits ("0660"), or an integer read as written (0660 is octal) */
+    long long m = -1;
+    if (v->type == T_STR && v->s[0] && strspn(v->s, "01234567") == strlen(v->s) &&
+        strlen(v->s) <= 4)
+        m = strtoll(v->s, NULL, 8);
+    else if (v->type == T_INT)
+        m = v->i;
+    if (m < 0 || m > 0777)
+        return bad(k, "expected an octal permission mode like \"0660\" (0 to 0777)");
+    if (!(m & 0600))
+        return bad(k, "the owner needs read and write (0600) to manage the socket; use e.g. "
+                      "\"0660\"");
+    c->socket_mode = (unsigned)m;
+    return CUZK_OK;
+}
+static int k_max_queued(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    unsigned n = 0;
+    int rc = get_uint(&n, v, k, 1, 1000000);
+    if (!rc) c->max_queued_jobs = n;
+    return rc;
+}
+static int k_max_waiters(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    unsigned n = 0;
+    int rc = get_uint(&n, v, k, 1, 100000);
+    if (!rc) c->max_waiters = n;
+    return rc;
+}
+static int k_max_large(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    unsigned n = 0;
+    int rc = get_uint(&n, v, k, 1, 1024);
+    if (!rc) c->max_large_requests = n;
+    return rc;
 }
 
 static int k_total_budget(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
@@ -583,6 +689,15 @@ static const struct key_def {
     {"daemon", "result_retention", k_retention},
     {"daemon", "result_retention_count", k_retention_count},
     {"daemon", "state_dir", k_state_dir},
+    {"daemon", "tls_cert", k_tls_cert},
+    {"daemon", "tls_key", k_tls_key},
+    {"daemon", "tls_client_ca", k_tls_client_ca},
+    {"daemon", "auth_token_file", k_auth_token_file},
+    {"daemon", "allow_insecure_remote", k_insecure_remote},
+    {"daemon", "socket_mode", k_socket_mode},
+    {"daemon", "max_queued_jobs", k_max_queued},
+    {"daemon", "max_waiters", k_max_waiters},
+    {"daemon", "max_large_requests", k_max_large},
     {"memory", "total_budget", k_total_budget},
     {"memory", "safety_margin", k_safety_margin},
     {"memory", "eviction_min_idle", k_min_idle},
@@ -750,4 +865,253 @@ int cfg_load_file(struct cuzk_config *c, const char *path, cfg_warn_fn warn, voi
     }
     free(buf);
     return rc;
+}
+
+/* ------------------------------------------------- checks against the machine -- */
+
+static void cwarn(cfg_warn_fn warn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cwarn(cfg_warn_fn warn, void *ctx, const char *fmt, ...)
+{
+    char msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (warn) warn(ctx, msg);
+}
+
+/* Resolve the host of "host:port" / "[v6]:port" / ":port"; *loopback = every address is one. */
+static int check_tcp(const char *key, const char *addr, bool *loopback, struct cuzk_error *err)
+{
+    char host[256];
+    const char *colon = strrchr(addr, ':');
+    size_t hl = colon ? (size_t)(colon - addr) : 0;
+    const char *h0 = addr;
+    if (hl >= 2 && h0[0] == '[' && h0[hl - 1] == ']') { h0++; hl -= 2; }
+    if (!colon || hl >= sizeof host)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] %s = \"%s\": expected host:port", key,
+                         addr);
+    memcpy(host, h0, hl);
+    host[hl] = 0;
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+    if (g || !ai) {
+        if (ai) freeaddrinfo(ai);
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] %s = \"%s\": host '%s' does not "
+                         "resolve (%s): use an IP address such as 127.0.0.1, or a name in "
+                         "/etc/hosts or DNS", key, addr, host, g ? gai_strerror(g) : "no address");
+    }
+    *loopback = true;
+    for (struct addrinfo *p = ai; p; p = p->ai_next) {
+        bool lo = false;
+        if (p->ai_family == AF_INET) {
+            const struct sockaddr_in *a = (const struct sockaddr_in *)p->ai_addr;
+            lo = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+        } else if (p->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)p->ai_addr;
+            lo = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                 (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+        }
+        if (!lo) *loopback = false;
+    }
+    freeaddrinfo(ai);
+    return CUZK_OK;
+}
+
+/* The directory of a socket path, resolved through symlinks as far as it exists. */
+static int check_socket_path(const char *path, struct cuzk_error *err)
+{
+    char dir[CFG_STR_MAX], real[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) break;
+        if (slash == dir) { dir[1] = 0; } else { *slash = 0; }
+        if (realpath(dir, real)) {
+            if (in_pseudo_fs(real))
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] listen = \"unix://%s\": the "
+                                 "socket's directory is %s, inside /proc or /sys, where no socket "
+                                 "can live: use a directory such as /run/curio", path, real);
+            break;
+        }
+        if (!strcmp(dir, "/")) break;
+    }
+    return CUZK_OK;
+}
+
+static int check_pem(const char *key, const char *path, bool is_key, struct cuzk_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] %s = \"%s\": cannot read it: %s", key,
+                         path, strerror(errno));
+    void *obj = is_key ? (void *)PEM_read_PrivateKey(f, NULL, NULL, NULL)
+                       : (void *)PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    ERR_clear_error();
+    if (!obj)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] %s = \"%s\": not a PEM %s (an "
+                         "unencrypted key; see docs/daemon.md for the openssl commands)", key, path,
+                         is_key ? "private key" : "certificate");
+    if (is_key) EVP_PKEY_free(obj);
+    else X509_free(obj);
+    return CUZK_OK;
+}
+
+static int check_tls(const struct cuzk_config *c, struct cuzk_error *err)
+{
+    if (!c->tls_cert[0] && !c->tls_key[0]) {
+        if (c->tls_client_ca[0])
+            return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] tls_client_ca = \"%s\" needs "
+                             "tls_cert and tls_key (mutual TLS is TLS first)", c->tls_client_ca);
+        return CUZK_OK;
+    }
+    if (!c->tls_cert[0] || !c->tls_key[0])
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] tls_cert and tls_key go together: "
+                         "set both (or neither)");
+    if (!strncmp(c->listen, "unix://", 7))
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] tls_cert: TLS applies to a TCP "
+                         "listener, but listen = \"%s\" is a unix socket (protect it with "
+                         "socket_mode, or listen on host:port)", c->listen);
+    int rc = check_pem("tls_cert", c->tls_cert, false, err);
+    if (!rc) rc = check_pem("tls_key", c->tls_key, true, err);
+    if (!rc && c->tls_client_ca[0]) rc = check_pem("tls_client_ca", c->tls_client_ca, false, err);
+    if (rc) return rc;
+    /* the key must be the certificate's: grpc would only say "handshake failed" per call */
+    FILE *fc = fopen(c->tls_cert, "r"), *fk = fopen(c->tls_key, "r");
+    X509 *x = fc ? PEM_read_X509(fc, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *pk = fk ? PEM_read_PrivateKey(fk, NULL, NULL, NULL) : NULL;
+    bool match = x && pk && X509_check_private_key(x, pk) == 1;
+    if (fc) fclose(fc);
+    if (fk) fclose(fk);
+    X509_free(x);
+    EVP_PKEY_free(pk);
+    ERR_clear_error();
+    if (!match)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] tls_key = \"%s\" is not the private "
+                         "key of tls_cert = \"%s\"", c->tls_key, c->tls_cert);
+    return CUZK_OK;
+}
+
+int cfg_read_token(char out[CFG_TOKEN_MAX], const char *path, struct cuzk_error *err)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] auth_token_file = \"%s\": cannot read "
+                         "it: %s", path, strerror(errno));
+    char line[CFG_TOKEN_MAX + 2];
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    size_t n = got ? strlen(line) : 0;
+    while (n && isspace((unsigned char)line[n - 1])) line[--n] = 0;
+    const char *t = line;
+    while (*t && isspace((unsigned char)*t)) t++;
+    n = strlen(t);
+    bool printable = true;
+    for (size_t i = 0; i < n; i++)
+        if (t[i] < 0x21 || t[i] > 0x7e) printable = false;
+    if (n < 16 || n >= CFG_TOKEN_MAX || !printable)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] auth_token_file = \"%s\": expected one "
+                         "line of 16 to %d printable ASCII characters without spaces (e.g. "
+                         "`openssl rand -hex 32 > %s`)", path, CFG_TOKEN_MAX - 1, path);
+    memcpy(out, t, n + 1);
+    return CUZK_OK;
+}
+
+int cfg_check(const struct cuzk_config *c, cfg_warn_fn warn, void *warn_ctx,
+              struct cuzk_error *err)
+{
+    bool secured = c->tls_cert[0] || c->auth_token_file[0];
+    int rc;
+    /* the gRPC listener */
+    if (!strncmp(c->listen, "unix://", 7)) {
+        const char *path = c->listen + 7;
+        if (strlen(path) > CFG_SUN_PATH_MAX)
+            return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] listen = \"%s\": the socket path "
+                             "is %zu bytes; a unix socket address holds at most %d: use a shorter "
+                             "path", c->listen, strlen(path), CFG_SUN_PATH_MAX);
+        if (in_pseudo_fs(path))
+            return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] listen = \"%s\": inside /proc or "
+                             "/sys, where no socket can live: use a directory such as /run/curio",
+                             c->listen);
+        if ((rc = check_socket_path(path, err))) return rc;
+    } else {
+        bool lo = false;
+        if ((rc = check_tcp("listen", c->listen, &lo, err))) return rc;
+        if (!lo && !secured) {
+            if (!c->allow_insecure_remote)
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] listen = \"%s\" accepts "
+                                 "connections from other hosts but neither tls_cert nor "
+                                 "auth_token_file is set: anyone who reaches the port could "
+                                 "submit, cancel and read proofs. Set tls_cert/tls_key and "
+                                 "auth_token_file (docs/daemon.md, \"Running cuzk on a separate "
+                                 "GPU host\"), listen on 127.0.0.1, or set allow_insecure_remote "
+                                 "= true on a network you trust", c->listen);
+            cwarn(warn, warn_ctx, "[daemon] listen = \"%s\" serves other hosts without TLS or a "
+                  "token (allow_insecure_remote = true): anyone who reaches the port can submit, "
+                  "cancel and read proofs", c->listen);
+        }
+    }
+    /* the HTTP status listener (no TLS of its own: a token, or loopback) */
+    if (c->status_listen[0]) {
+        bool lo = false;
+        if ((rc = check_tcp("status_listen", c->status_listen, &lo, err))) return rc;
+        if (!lo && !c->auth_token_file[0]) {
+            if (!c->allow_insecure_remote)
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[daemon] status_listen = \"%s\" "
+                                 "serves other hosts without auth_token_file: use 127.0.0.1:PORT "
+                                 "(the default), set auth_token_file, or allow_insecure_remote = "
+                                 "true", c->status_listen);
+            cwarn(warn, warn_ctx, "[daemon] status_listen = \"%s\" serves status and metrics to "
+                  "other hosts without a token (allow_insecure_remote = true)", c->status_listen);
+        }
+    }
+    if ((rc = check_tls(c, err))) return rc;
+    if (c->auth_token_file[0]) {
+        char tok[CFG_TOKEN_MAX];
+        if ((rc = cfg_read_token(tok, c->auth_token_file, err))) return rc;
+        memset(tok, 0, sizeof tok);
+        struct stat st;
+        if (stat(c->auth_token_file, &st) == 0 && (st.st_mode & 0004))
+            cwarn(warn, warn_ctx, "[daemon] auth_token_file = \"%s\" is readable by every user "
+                  "(mode %04o): chmod 600 it", c->auth_token_file, (unsigned)(st.st_mode & 07777));
+    }
+    /* listed GPUs must exist in this build: never a silent fall back to the CPU */
+    if (c->n_devices) {
+        int n = 0;
+        struct cuzk_error gerr;
+        cuzk_error_clear(&gerr);
+        int grc = gpu_device_count(&n, &gerr);
+        for (unsigned i = 0; i < c->n_devices; i++) {
+            if (grc)
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices lists GPU %d, which "
+                                 "cannot be used: %s. Use a CUDA build (make daemon-gpu) on a GPU "
+                                 "host, or devices = [] to prove on the CPU", c->devices[i],
+                                 gerr.msg);
+            if (c->devices[i] >= n)
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices lists GPU %d, but %d "
+                                 "GPU(s) were found (ordinals 0..%d)", c->devices[i], n, n - 1);
+        }
+    }
+    /* a safety margin as large as the machine leaves the 256 MiB floor: say so */
+    if (c->budget_auto) {
+        FILE *f = fopen("/proc/meminfo", "r");
+        unsigned long long kb = 0;
+        char line[256];
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+        if (f) fclose(f);
+        uint64_t total = (uint64_t)kb * 1024, floor_b = 256ull << 20;
+        if (kb && total <= c->safety_margin + floor_b)
+            cwarn(warn, warn_ctx, "[memory] safety_margin = %.1f GiB leaves nothing of MemTotal "
+                  "(%.1f GiB): the memory budget is the 256 MiB minimum, too small for most "
+                  "proofs. Set safety_margin below %.1f GiB, or total_budget to a size",
+                  (double)c->safety_margin / GiB, (double)total / GiB,
+                  (double)(total - floor_b) / GiB);
+    }
+    return CUZK_OK;
 }

@@ -14,6 +14,7 @@
 #define CFG_MAX_DEVICES 16
 #define CFG_MAX_PRELOAD 16
 #define CFG_STR_MAX 512
+#define CFG_SUN_PATH_MAX 107   /* bytes of a unix socket path (sockaddr_un.sun_path - 1) */
 
 /* Every field has a default (cfg_defaults); sizes in bytes, durations in milliseconds. */
 struct cuzk_config {
@@ -24,8 +25,20 @@ struct cuzk_config {
     uint64_t shutdown_grace_ms;          /* how long running partitions may finish on SIGTERM */
     uint64_t result_retention_ms;        /* how long finished results are kept for AwaitProof */
     uint32_t result_retention_count;     /* and at most this many */
-    char state_dir[CFG_STR_MAX];         /* the job journal's directory; "" = derived from
-                                          * listen (durable_state_dir), "off" = none */
+    char state_dir[CFG_STR_MAX];         /* the job journal's directory; "" = beside the
+                                          * instance lock (durable_state_dir), "off" = none */
+    /* security ([daemon]; docs/daemon.md "Running cuzk on a separate GPU host") */
+    char tls_cert[CFG_STR_MAX];          /* PEM server certificate (chain); "" = plaintext */
+    char tls_key[CFG_STR_MAX];           /* PEM private key of tls_cert */
+    char tls_client_ca[CFG_STR_MAX];     /* PEM CA that client certificates must chain to
+                                          * (mutual TLS); "" = no client certificate asked */
+    char auth_token_file[CFG_STR_MAX];   /* file holding the bearer token; "" = none */
+    bool allow_insecure_remote;          /* a non-loopback listener without TLS nor token */
+    unsigned socket_mode;                /* permission bits of the unix socket (0660) */
+    /* admission */
+    uint32_t max_queued_jobs;            /* unfinished jobs accepted at once */
+    uint32_t max_waiters;                /* AwaitProof / Prove calls waiting at once */
+    uint32_t max_large_requests;         /* requests over 1 MiB decoded at once */
     /* [memory] */
     bool budget_auto;                    /* total_budget = "auto" */
     uint64_t total_budget;               /* bytes when !budget_auto */
@@ -77,6 +90,23 @@ int cfg_parse(struct cuzk_config *c, const char *text, size_t len, const char *n
 /* Read and parse a file; CUZK_E_IO (naming the path) if it cannot be read. */
 int cfg_load_file(struct cuzk_config *c, const char *path, cfg_warn_fn warn, void *warn_ctx,
                   struct cuzk_error *err);
+
+/* Checks of a parsed configuration against this machine and build, run by --check-config
+ * and at every start (so what --check-config accepts can start): the listen path fits a
+ * socket address and is not in /proc or /sys; TCP hosts resolve; a listener on a
+ * non-loopback address has TLS or a token (else allow_insecure_remote, warned); TLS files
+ * parse and the key matches the certificate; the token file holds a usable token; listed
+ * GPUs exist in this build; a safety_margin that leaves no budget is warned with the budget
+ * that results. CUZK_E_INVALID_ARG naming the key, the value and what would work. */
+int cfg_check(const struct cuzk_config *c, cfg_warn_fn warn, void *warn_ctx,
+              struct cuzk_error *err);
+/* The bearer token in path: its first line without surrounding whitespace; 16 to 512
+ * printable ASCII characters. */
+#define CFG_TOKEN_MAX 513
+int cfg_read_token(char out[CFG_TOKEN_MAX], const char *path, struct cuzk_error *err);
+/* The longest duration a key accepts (100 years: milliseconds that still fit in nanoseconds
+ * of a uint64_t, so no timer downstream can wrap). */
+#define CFG_DURATION_MAX_MS (36500ull * 86400 * 1000)
 
 /* Value parsers shared with the CLIs. Return false on a malformed value. */
 bool cfg_parse_size(uint64_t *out, const char *s);       /* "64GiB", "512MB", "4096" */

@@ -29,12 +29,14 @@ static uint64_t unix_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void durable_state_dir(char *out, size_t cap, const char *state_dir, const char *listen)
+void durable_state_dir(char *out, size_t cap, const char *state_dir, const char *lock_path)
 {
+    size_t n = strlen(lock_path);
     if (!strcmp(state_dir, "off")) snprintf(out, cap, "%s", "");
     else if (state_dir[0]) snprintf(out, cap, "%s", state_dir);
-    else if (!strncmp(listen, "unix://", 7)) snprintf(out, cap, "%s.state", listen + 7);
-    else snprintf(out, cap, "%s", "/var/lib/cuzk");
+    else if (n > 5 && !strcmp(lock_path + n - 5, ".lock"))
+        snprintf(out, cap, "%.*s.state", (int)(n - 5), lock_path);
+    else snprintf(out, cap, "%s.state", lock_path);
 }
 
 /* ------------------------------------------------------------ the request -- */

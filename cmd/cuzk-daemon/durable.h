@@ -12,9 +12,11 @@
 struct durable;
 
 /* The journal's directory for [daemon] state_dir: "off" gives "" (no journal); "" (the
- * default) gives "<socket path>.state" beside a unix socket, "/var/lib/cuzk" for a TCP
- * listener; anything else is used as given. */
-void durable_state_dir(char *out, size_t cap, const char *state_dir, const char *listen);
+ * default) gives the instance lock's path with ".state" for ".lock": "<socket path>.state"
+ * beside a unix socket, "<runtime dir>/cuzk-daemon-<address>.state" for a TCP listener
+ * (lifecycle.c, lc_lock): one journal per listen address, like the lock; anything else is
+ * used as given. */
+void durable_state_dir(char *out, size_t cap, const char *state_dir, const char *lock_path);
 
 /* Open (and lock) the journal in dir; fails naming the path (see journal_open). */
 int durable_open(struct durable **out, const char *dir, uint64_t retention_ms,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfg.h"
@@ -74,6 +75,7 @@ static void engine_config_of(struct engine_config *ec, const struct cuzk_config 
     ec->srs_min_idle_ms = c->eviction_min_idle_ms;
     ec->result_retention_ms = c->result_retention_ms;
     ec->result_retention_count = c->result_retention_count;
+    ec->max_queued_jobs = c->max_queued_jobs;
     snprintf(ec->param_cache, sizeof ec->param_cache, "%s", c->param_cache);
     /* the reader accepted only these three */
     ec->srs_validation = !strcmp(c->srs_validation, "none") ? G16_VALIDATE_NONE
@@ -184,6 +186,12 @@ int main(int argc, char **argv)
         clog_set_level(lv);
     }
     clog_set_json(cfg.log_json);
+    /* what cannot work on this machine is refused here, by --check-config and by a start alike */
+    if (cfg_check(&cfg, warn_cb, NULL, &err)) {
+        fprintf(stderr, "cuzk-daemon: invalid configuration: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "invalid configuration: %s", err.msg);
+        return 1;
+    }
     if (check_only) {
         printf("configuration OK: %s (sha256 %s)\n", cfg_source ? cfg_source : "<built-in defaults>", digest);
         return 0;
@@ -230,8 +238,8 @@ int main(int argc, char **argv)
     }
 
     /* ---- the job journal: accepted jobs survive a crash (docs/daemon.md) ---- */
-    char state_dir[CFG_STR_MAX + 16];
-    durable_state_dir(state_dir, sizeof state_dir, cfg.state_dir, cfg.listen);
+    char state_dir[sizeof lock_path + 16];
+    durable_state_dir(state_dir, sizeof state_dir, cfg.state_dir, lock_path);
     struct durable *dur = NULL;
     if (!state_dir[0]) {
         cuzk_log(CLOG_WARN, "[daemon] state_dir = \"off\": accepted jobs live in memory only; a "
@@ -265,9 +273,19 @@ int main(int argc, char **argv)
     }
     /* before the listeners: a resubmitted id then joins its replayed job */
     durable_replay(dur, e);
+    /* the bearer token (cfg_check read it once already; read again: it may have changed) */
+    char token[CFG_TOKEN_MAX] = "";
+    if (cfg.auth_token_file[0] && cfg_read_token(token, cfg.auth_token_file, &err)) {
+        fprintf(stderr, "cuzk-daemon: refusing to start: %s\n", err.msg);
+        cuzk_log(CLOG_ERROR, "refusing to start: %s", err.msg);
+        engine_shutdown(e, 0);
+        engine_free(e);
+        durable_close(dur);
+        return 1;
+    }
     struct http_server *http = NULL;
     if (cfg.status_listen[0]) {
-        if (http_server_start(&http, e, cfg.status_listen, &err)) {
+        if (http_server_start(&http, e, cfg.status_listen, token, &err)) {
             fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
             cuzk_log(CLOG_ERROR, "%s", err.msg);
             engine_shutdown(e, 0);
@@ -278,7 +296,27 @@ int main(int argc, char **argv)
         cuzk_log(CLOG_INFO, "status HTTP server listening on http://%s (/status, /metrics)", cfg.status_listen);
     }
     struct rpc_server *rpc = NULL;
-    if (rpc_server_start(&rpc, e, cfg.listen, cfg.max_message_size, &err)) {
+    struct rpc_options ro = {
+        .max_message = cfg.max_message_size,
+        .tls_cert = cfg.tls_cert, .tls_key = cfg.tls_key, .tls_client_ca = cfg.tls_client_ca,
+        .auth_token = token, .max_waiters = cfg.max_waiters, .max_waiters_key = "max_waiters",
+        .max_large_requests = cfg.max_large_requests,
+    };
+    /* The socket gets [daemon] socket_mode from its creation on (the umask would decide
+     * otherwise: 0777 under umask 000), then chmod makes it exact. */
+    bool unix_sock = !strncmp(cfg.listen, "unix://", 7);
+    mode_t old_mask = 0;
+    if (unix_sock) old_mask = umask((mode_t)(0777 & ~cfg.socket_mode));
+    int rrc = rpc_server_start(&rpc, e, cfg.listen, &ro, &err);
+    if (unix_sock) umask(old_mask);
+    if (!rrc && unix_sock && chmod(cfg.listen + 7, (mode_t)cfg.socket_mode) != 0) {
+        rrc = cuzk_fail(&err, CUZK_E_IO, "[daemon] socket_mode: cannot chmod %s to %04o: %s",
+                        cfg.listen + 7, cfg.socket_mode, strerror(errno));
+        rpc_server_free(rpc, 0);
+        rpc = NULL;
+    }
+    memset(token, 0, sizeof token);
+    if (rrc) {
         fprintf(stderr, "cuzk-daemon: %s\n", err.msg);
         cuzk_log(CLOG_ERROR, "%s", err.msg);
         http_server_stop(http);
@@ -287,7 +325,13 @@ int main(int argc, char **argv)
         durable_close(dur);
         return 1;
     }
-    cuzk_log(CLOG_INFO, "listening on %s", cfg.listen);
+    if (unix_sock)
+        cuzk_log(CLOG_INFO, "listening on %s (socket_mode=%04o, token=%s)", cfg.listen,
+                 cfg.socket_mode, cfg.auth_token_file[0] ? "required" : "off");
+    else
+        cuzk_log(CLOG_INFO, "listening on %s (tls=%s, token=%s)", cfg.listen,
+                 !cfg.tls_cert[0] ? "off" : cfg.tls_client_ca[0] ? "mutual" : "on",
+                 cfg.auth_token_file[0] ? "required" : "off");
 
     /* ---- ready ---- */
     printf("cuzk-daemon ready, serving on %s\n", cfg.listen);
