@@ -132,7 +132,7 @@ E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
 # config unit test: the daemon's TOML reader (cmd/cuzk-daemon/cfg.c) needs no gRPC
 $(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
 $(BUILD)/tests/e2e/test_cfg: ALL_CFLAGS += -Icmd/cuzk-daemon
-$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
+$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-daemon/cfg.o $(CORE_LIB) -lcrypto
 
 ifeq ($(CUZK_CLIENT),1)
 all: $(BUILD)/bin/cuzk-daemon

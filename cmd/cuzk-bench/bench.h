@@ -18,6 +18,10 @@ void bench_register(const char *name, const char *help, bench_cmd_fn fn);
 
 /* Global options parsed by main before the subcommand: -a/--addr ADDR (daemon address). */
 extern const char *bench_addr;
+/* -a's daemon behind TLS / a token: --tls-ca, --tls-cert, --tls-key, --tls-server-name,
+ * --token-file (NULL when not given); used by the client subcommands' connection. */
+extern const char *bench_tls_ca, *bench_tls_cert, *bench_tls_key, *bench_tls_name,
+    *bench_token_file;
 
 /* Median of n doubles (sorts in place). */
 double bench_median(double *v, size_t n);

@@ -16,6 +16,16 @@ struct cz_client;
 /* addr: "unix:///path", "host:port" or "http://host:port". No I/O happens until the first
  * call; connection failures show up as UNAVAILABLE (14). */
 int cz_connect(struct cz_client **out, const char *addr, struct cuzk_error *err);
+/* A daemon behind TLS and/or a token ([daemon] tls_cert, auth_token_file): PEM files (NULL or
+ * "" = not used). tls_ca alone = TLS; with tls_cert/tls_key = mutual TLS. server_name: the
+ * name the server certificate must carry when the address does not (NULL = the address's
+ * host). token / token_file: sent as "authorization: Bearer <token>" with every call. */
+struct cz_opts {
+    const char *tls_ca, *tls_cert, *tls_key, *server_name;
+    const char *token, *token_file;
+};
+int cz_connect_opts(struct cz_client **out, const char *addr, const struct cz_opts *o,
+                    struct cuzk_error *err);
 void cz_close(struct cz_client *c);
 
 /* One unary call with raw bytes. Returns the gRPC status code (0 = OK); details gets the

@@ -4,7 +4,10 @@
 #define CUZK_CLIENT 0
 #endif
 #if CUZK_CLIENT
+#include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 
 struct cz_client {
     grpc_channel *ch;
+    char *auth;          /* "Bearer <token>" or NULL */
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -28,6 +32,29 @@ static void start(void) { grpc_init(); }
 
 int cz_connect(struct cz_client **out, const char *addr, struct cuzk_error *err)
 {
+    return cz_connect_opts(out, addr, NULL, err);
+}
+
+/* A whole (PEM or token) file, NUL-terminated; NULL with err set when it cannot be read. */
+static char *slurp(const char *path, struct cuzk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { cuzk_fail(err, CUZK_E_IO, "cannot read %s: %s", path, strerror(errno)); return NULL; }
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!buf || !n) { free(buf); cuzk_fail(err, CUZK_E_IO, "%s is empty", path); return NULL; }
+    buf[n] = 0;
+    return buf;
+}
+
+static bool set(const char *s) { return s && s[0]; }
+
+int cz_connect_opts(struct cz_client **out, const char *addr, const struct cz_opts *o,
+                    struct cuzk_error *err)
+{
+    static const struct cz_opts none;
+    if (!o) o = &none;
     pthread_once(&once, start);
     char target[1024];
     if (!strncmp(addr, "http://", 7)) addr += 7;
@@ -35,7 +62,19 @@ int cz_connect(struct cz_client **out, const char *addr, struct cuzk_error *err)
     snprintf(target, sizeof target, "%s", addr);
     struct cz_client *c = calloc(1, sizeof *c);
     if (!c) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
-    grpc_arg args[2];
+    if (set(o->token) || set(o->token_file)) {
+        char *tok = set(o->token) ? strdup(o->token) : slurp(o->token_file, err);
+        if (!tok) { free(c); return err ? err->code : CUZK_E_IO; }
+        char *t = tok;   /* the token file's first line, trimmed */
+        while (isspace((unsigned char)*t)) t++;
+        size_t n = strcspn(t, "\r\n");
+        while (n && isspace((unsigned char)t[n - 1])) n--;
+        c->auth = malloc(n + 8);
+        if (c->auth) snprintf(c->auth, n + 8, "Bearer %.*s", (int)n, t);
+        free(tok);
+        if (!c->auth) { free(c); return cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
+    }
+    grpc_arg args[3];
     memset(args, 0, sizeof args);
     args[0].type = GRPC_ARG_INTEGER;
     args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -44,10 +83,40 @@ int cz_connect(struct cz_client **out, const char *addr, struct cuzk_error *err)
     args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
     args[1].value.integer = CLIENT_MAX_MESSAGE;
     grpc_channel_args ca = {2, args};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    if (set(o->server_name)) {
+        args[2].type = GRPC_ARG_STRING;
+        args[2].key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG;
+        args[2].value.string = (char *)o->server_name;
+        ca.num_args = 3;
+    }
+    grpc_channel_credentials *creds = NULL;
+    if (set(o->tls_ca) || set(o->tls_cert)) {
+        struct cuzk_error lerr;
+        cuzk_error_clear(&lerr);
+        char *root = set(o->tls_ca) ? slurp(o->tls_ca, &lerr) : NULL;
+        char *cert = set(o->tls_cert) ? slurp(o->tls_cert, &lerr) : NULL;
+        char *key = set(o->tls_key) ? slurp(o->tls_key, &lerr) : NULL;
+        if (!lerr.code && !cert != !key)
+            cuzk_fail(&lerr, CUZK_E_INVALID_ARG, "a client certificate needs its key (and the "
+                      "key its certificate)");
+        if (!lerr.code) {
+            grpc_ssl_pem_key_cert_pair pair = {key, cert};
+            creds = grpc_ssl_credentials_create(root, cert ? &pair : NULL, NULL, NULL);
+            if (!creds) cuzk_fail(&lerr, CUZK_E_INVALID_ARG, "grpc refused the TLS files");
+        }
+        free(root); free(cert); free(key);
+        if (!creds) {
+            free(c->auth);
+            free(c);
+            return cuzk_fail(err, lerr.code, "%s", lerr.msg);
+        }
+    } else {
+        creds = grpc_insecure_credentials_create();
+    }
     c->ch = grpc_channel_create(target, creds, &ca);
     grpc_channel_credentials_release(creds);
     if (!c->ch) {
+        free(c->auth);
         free(c);
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "cannot create a channel to %s", addr);
     }
@@ -59,6 +128,7 @@ void cz_close(struct cz_client *c)
 {
     if (!c) return;
     grpc_channel_destroy(c->ch);
+    free(c->auth);
     free(c);
 }
 
@@ -88,6 +158,14 @@ int cz_call_raw(struct cz_client *c, const char *method, const void *req, size_t
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    grpc_metadata md;
+    memset(&md, 0, sizeof md);
+    if (c->auth) {
+        md.key = grpc_slice_from_static_string("authorization");
+        md.value = grpc_slice_from_copied_string(c->auth);
+        ops[0].data.send_initial_metadata.count = 1;
+        ops[0].data.send_initial_metadata.metadata = &md;
+    }
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -132,6 +210,7 @@ int cz_call_raw(struct cz_client *c, const char *method, const void *req, size_t
     }
     if (recv) grpc_byte_buffer_destroy(recv);
     grpc_byte_buffer_destroy(send);
+    if (c->auth) grpc_slice_unref(md.value);
     grpc_slice_unref(st_details);
     grpc_metadata_array_destroy(&init_md);
     grpc_metadata_array_destroy(&trail_md);

@@ -10,6 +10,7 @@
 static struct { const char *name, *help; bench_cmd_fn fn; } cmds[MAX_CMDS];
 static int ncmds;
 const char *bench_addr = "127.0.0.1:9820";
+const char *bench_tls_ca, *bench_tls_cert, *bench_tls_key, *bench_tls_name, *bench_token_file;
 
 void bench_register(const char *name, const char *help, bench_cmd_fn fn)
 {
@@ -36,7 +37,11 @@ double bench_median(double *v, size_t n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cuzk-bench [-a ADDR] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(f, "usage: cuzk-bench [-a ADDR] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]\n"
+               "                  [--tls-server-name NAME]] [--token-file FILE] COMMAND [ARGS]\n"
+               "  --tls-ca: TLS to the daemon, its certificate checked against this CA;\n"
+               "  --tls-cert/--tls-key: client certificate (mutual TLS); --token-file: the\n"
+               "  daemon's [daemon] auth_token_file, sent as authorization: Bearer\n\ncommands:\n");
     for (int i = 0; i < ncmds; i++) fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].help);
 }
 
@@ -51,6 +56,16 @@ int main(int argc, char **argv)
     for (; i < argc; i++) {
         if ((!strcmp(argv[i], "-a") || !strcmp(argv[i], "--addr")) && i + 1 < argc) {
             bench_addr = argv[++i];
+        } else if (!strcmp(argv[i], "--tls-ca") && i + 1 < argc) {
+            bench_tls_ca = argv[++i];
+        } else if (!strcmp(argv[i], "--tls-cert") && i + 1 < argc) {
+            bench_tls_cert = argv[++i];
+        } else if (!strcmp(argv[i], "--tls-key") && i + 1 < argc) {
+            bench_tls_key = argv[++i];
+        } else if (!strcmp(argv[i], "--tls-server-name") && i + 1 < argc) {
+            bench_tls_name = argv[++i];
+        } else if (!strcmp(argv[i], "--token-file") && i + 1 < argc) {
+            bench_token_file = argv[++i];
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;

@@ -108,6 +108,8 @@ struct engine_config {
     uint64_t srs_min_idle_ms;          /* an unused SRS entry may be evicted after this long */
     uint64_t result_retention_ms;      /* finished results kept this long for engine_await */
     uint32_t result_retention_count;   /* and at most this many */
+    uint32_t max_queued_jobs;          /* unfinished jobs accepted at once (0 = no limit);
+                                        * more: CUZK_E_NOMEM naming [daemon] max_queued_jobs */
     char param_cache[ENGINE_PATH_MAX]; /* directory of .params / .shape files */
     int srs_validation;                /* enum g16_validate: checks when a .params is read */
     struct engine_hooks hooks;         /* durability (zero: jobs live in memory only) */

@@ -380,6 +380,17 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         job_refuse(e, j);
         return CUZK_OK;
     }
+    /* Admission: every accepted job holds its parsed request and a journal record until it
+     * finishes, so their number is bounded (4,000 queued 64-partition jobs took 540 MB). */
+    uint32_t unfinished = 0;
+    for (struct job *q = e->head; q; q = q->next) unfinished += q->state != JOB_DONE;
+    if (e->cfg.max_queued_jobs && unfinished >= e->cfg.max_queued_jobs) {
+        pthread_mutex_unlock(&e->mu);
+        job_refuse(e, j);
+        return cuzk_fail(err, CUZK_E_NOMEM, "the daemon already holds %u unfinished jobs, the "
+                         "limit ([daemon] max_queued_jobs = %u): retry when some finish, or "
+                         "raise it", unfinished, e->cfg.max_queued_jobs);
+    }
     if (old) {   /* failed or cancelled before: a retry gets a fresh job */
         job_unhash(e, old);
         if (!old->refs) job_destroy(e, old);

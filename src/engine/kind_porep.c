@@ -65,6 +65,26 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
         porep_free_input(c);
         return CUZK_E_INVALID_ARG;
     }
+    /* rust-fil-proofs' C2 ends with verify_seal, which recomputes replica_id from the prover
+     * id, sector number, ticket, comm_d and porep_id; the circuit only sees replica_id, so a
+     * C1 whose ticket (or miner, or sector) was changed would otherwise still prove. */
+    uint8_t prover[32], porep_id[32], want[32];
+    fil_prover_id(prover, r->miner_id);
+    fil_porep_id(porep_id, c->proof);
+    fil_replica_id(want, prover, c->sector_num, c->ticket, c->comm_d, porep_id);
+    if (memcmp(want, c->replica_id, 32)) {
+        char got_hex[65], want_hex[65];
+        for (int i = 0; i < 32; i++) {
+            snprintf(got_hex + 2 * i, 3, "%02x", c->replica_id[i]);
+            snprintf(want_hex + 2 * i, 3, "%02x", want[i]);
+        }
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): Phase1Out.replica_id is %s, "
+                  "but miner_id %" PRIu64 ", SectorNum %" PRIu64 ", ticket, comm_d and porep_id "
+                  "give %s: the C1 does not belong to this sector (ticket, miner or sector number "
+                  "changed)", got_hex, r->miner_id, c->sector_num, want_hex);
+        porep_free_input(c);
+        return CUZK_E_INVALID_ARG;
+    }
     if (c->partitions == 0 || c->partitions > ENGINE_MAX_PARTITIONS) {
         cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): %u partitions (1..%d)",
                   c->partitions, ENGINE_MAX_PARTITIONS);

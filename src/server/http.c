@@ -1,5 +1,9 @@
 /* http.c: the status listener ([daemon] status_listen): GET /status (JSON) and GET /metrics
- * (Prometheus text) over HTTP/1.1, served by libmicrohttpd's internal thread. */
+ * (Prometheus text) over HTTP/1.1, served by a small libmicrohttpd thread pool with a cap on
+ * connections (idle clients cannot make threads), the daemon's bearer token when it has one,
+ * and no CORS header (a web page in an operator's browser must not read the status). */
+#include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,7 @@
 struct http_server {
     struct engine *e;
     struct MHD_Daemon *d;
+    char *token;          /* NULL: no token asked */
 };
 
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const char *type,
@@ -23,8 +28,10 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const
                                                              MHD_RESPMEM_MUST_FREE);
     if (!r) { free(body); return MHD_NO; }
     MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (code == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
     enum MHD_Result ret = MHD_queue_response(conn, code, r);
     MHD_destroy_response(r);
     return ret;
@@ -42,11 +49,38 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                        strdup("not found: try GET /status or GET /metrics\n"));
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", strdup("use GET\n"));
+    if (h->token) {
+        const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+        if (!a || !srv_bearer_ok(h->token, a, strlen(a)))
+            return respond(conn, MHD_HTTP_UNAUTHORIZED, "text/plain",
+                           strdup("authentication required\n"));
+    }
+    /* /status?jobs=N&offset=M: a page of the job list (4000 queued jobs were 32 MB) */
+    size_t max_jobs = HTTP_STATUS_JOBS, offset = 0;
+    if (is_status) {
+        const char *q[2] = {MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "jobs"),
+                            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "offset")};
+        size_t *dst[2] = {&max_jobs, &offset};
+        for (int i = 0; i < 2; i++) {
+            if (!q[i]) continue;
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(q[i], &end, 10);
+            if (!q[i][0] || *end || errno || q[i][0] == '-' ||
+                (i == 0 && v > HTTP_STATUS_JOBS_MAX) || v > INT_MAX) {
+                char *msg = malloc(160);
+                if (msg) snprintf(msg, 160, "bad query: expected jobs=0..%d and offset=N\n",
+                                  HTTP_STATUS_JOBS_MAX);
+                return msg ? respond(conn, MHD_HTTP_BAD_REQUEST, "text/plain", msg) : MHD_NO;
+            }
+            *dst[i] = v;
+        }
+    }
     struct engine_snapshot snap;
     struct cuzk_error err;
     if (engine_snapshot(h->e, &snap, &err))
         return respond(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", strdup(err.msg));
-    char *body = is_status ? render_status_json(&snap) : render_metrics(&snap);
+    char *body = is_status ? render_status_json(&snap, max_jobs, offset) : render_metrics(&snap);
     engine_snapshot_free(&snap);
     if (!body) return MHD_NO;
     if (is_status) {
@@ -86,7 +120,7 @@ int srv_resolve_tcp(struct addrinfo **out, const char *what, const char *expect,
 }
 
 int http_server_start(struct http_server **out, struct engine *e, const char *addr,
-                      struct cuzk_error *err)
+                      const char *auth_token, struct cuzk_error *err)
 {
     struct addrinfo *ai = NULL;
     int rc = srv_resolve_tcp(&ai, "status_listen", "ip:port", addr, err);
@@ -94,13 +128,24 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
     struct http_server *h = calloc(1, sizeof *h);
     if (!h) { freeaddrinfo(ai); return cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
     h->e = e;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    if (auth_token && auth_token[0] && !(h->token = strdup(auth_token))) {
+        freeaddrinfo(ai);
+        free(h);
+        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    }
+    /* A fixed pool of threads polling every connection (not one thread per connection: 300
+     * idle clients made 300 threads), a cap on open connections and a short idle timeout. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(HTTP_MAX_CONNECTIONS / 2),
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
+        free(h->token);
         free(h);
         return cuzk_fail(err, CUZK_E_IO, "cannot listen on status address %s (address in use or "
                          "not available)", addr);
@@ -113,5 +158,6 @@ void http_server_stop(struct http_server *h)
 {
     if (!h) return;
     MHD_stop_daemon(h->d);
+    free(h->token);
     free(h);
 }

@@ -11,7 +11,7 @@
 
 static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100};
 
-char *render_status_json(const struct engine_snapshot *s)
+char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_t offset)
 {
     json_t *root = json_object();
     if (!root) return NULL;
@@ -22,8 +22,13 @@ char *render_status_json(const struct engine_snapshot *s)
     json_object_set_new(root, "synthesis", json_pack("{s:i,s:i}", "max_concurrent",
         (int)s->synth_workers, "active", (int)s->synth_active));
 
+    /* a page of the jobs (summaries are in counters): the whole list of thousands of queued
+     * jobs took seconds to build and tens of megabytes */
     json_t *jobs = json_array();
-    for (size_t i = 0; i < s->n_jobs; i++) {
+    size_t end = offset < s->n_jobs ? offset + (max_jobs < s->n_jobs - offset ? max_jobs
+                                                                              : s->n_jobs - offset)
+                                    : offset;
+    for (size_t i = offset; i < end && i < s->n_jobs; i++) {
         const struct engine_job_snap *j = &s->jobs[i];
         json_t *parts = json_array();
         for (uint32_t p = 0; p < j->n_parts; p++)
@@ -38,6 +43,8 @@ char *render_status_json(const struct engine_snapshot *s)
             "partitions_done", (int)j->parts_done, "partitions", parts));
     }
     json_object_set_new(root, "pipelines", jobs);
+    json_object_set_new(root, "pipelines_total", json_integer((json_int_t)s->n_jobs));
+    json_object_set_new(root, "pipelines_offset", json_integer((json_int_t)offset));
 
     json_t *workers = json_array();
     for (size_t i = 0; i < s->n_workers; i++) {

@@ -1,8 +1,11 @@
 /* rpc.c: the cuzk.v1.ProvingEngine gRPC service on grpc core: registered unary methods on one
- * completion queue, each call handled on its own thread (Prove/AwaitProof block), protobuf-c
- * messages converted to and from engine.h calls. */
+ * completion queue, each call handled on its own thread (Prove/AwaitProof block, so their
+ * number is capped: docs/decisions.md), protobuf-c messages converted to and from engine.h
+ * calls; TLS through grpc's SSL server credentials and the bearer token checked on the
+ * completion-queue thread before any handler runs. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -42,6 +45,7 @@ struct method {
     const char *name;
     method_fn fn;
     void *handle;       /* from grpc_server_register_method */
+    bool waits;         /* blocks until a job finishes (AwaitProof, Prove) */
 };
 
 struct call {
@@ -57,6 +61,7 @@ struct call {
     grpc_byte_buffer *resp;
     grpc_slice status_details;
     int cancelled;
+    bool waiter;                 /* counted in rpc_server.waiters */
 };
 
 struct rpc_server {
@@ -69,6 +74,11 @@ struct rpc_server {
     pthread_cond_t cv;
     bool stopping, shutdown_done;
     unsigned handlers;              /* handler threads alive */
+    char *token;                    /* bearer token every call must carry; NULL = none */
+    unsigned max_waiters, waiters;  /* AwaitProof / Prove calls waiting (cap, now) */
+    char waiters_key[64];
+    unsigned max_large, large;      /* large requests decoded at once (cap, now) */
+    pthread_cond_t large_cv;
     char addr[512];
     struct call shutdown_tag;
 };
@@ -189,6 +199,22 @@ static bool submit(struct rpc_server *s, const Cuzk__V1__SubmitProofRequest *q, 
         return;                                                                       \
     }
 
+/* Ids are checked on the wire bytes: protobuf-c's C strings end at the first NUL, so
+ * "same\0A" and "same\0B" would both become job "same" and the second would silently join
+ * the first. The reason names offsets only, never the bytes (they may be an attack on logs). */
+static bool ids_ok(const uint8_t *in, size_t n, const uint32_t *path, size_t depth, size_t max,
+                   const char *what, struct reply *r)
+{
+    struct cuzk_error err;
+    cuzk_error_clear(&err);
+    if (!srv_check_wire_ids(in, n, path, depth, max, what, &err)) return true;
+    cuzk_log(CLOG_WARN, "request refused: %s", err.msg);
+    reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
+    return false;
+}
+static const uint32_t path_top[1] = {1}, path_submit[2] = {1, 1};
+#define CIRCUIT_ID_MAX 63
+
 /* ---------------------------------------------------------------- methods -- */
 
 static void m_submit(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, const uint8_t *in,
@@ -199,7 +225,8 @@ static void m_submit(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
            "SubmitProofRequest");
     char job_id[ENGINE_ID_MAX];
     uint32_t pos = 0;
-    if (submit(s, q, "SubmitProof", job_id, &pos, r)) {
+    if (ids_ok(in, n, path_top, 1, ENGINE_ID_MAX - 1, "request_id", r) &&
+        submit(s, q, "SubmitProof", job_id, &pos, r)) {
         Cuzk__V1__SubmitProofResponse m = CUZK__V1__SUBMIT_PROOF_RESPONSE__INIT;
         m.job_id = job_id;
         m.queue_position = pos;
@@ -243,7 +270,8 @@ static void m_await(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     UNPACK(Cuzk__V1__AwaitProofRequest, cuzk__v1__await_proof_request__unpack, q, in, n, r,
            "AwaitProofRequest");
     if (!q->job_id[0]) reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "AwaitProofRequest.job_id is empty");
-    else await_and_reply(s, q->job_id, q->timeout_ms, dl, false, r);
+    else if (ids_ok(in, n, path_top, 1, ENGINE_ID_MAX - 1, "job_id", r))
+        await_and_reply(s, q->job_id, q->timeout_ms, dl, false, r);
     cuzk__v1__await_proof_request__free_unpacked(q, NULL);
 }
 
@@ -256,7 +284,8 @@ static void m_prove(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     uint32_t pos;
     if (!q->submit)
         reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "ProveRequest.submit is missing");
-    else if (submit(s, q->submit, "Prove", job_id, &pos, r))
+    else if (ids_ok(in, n, path_submit, 2, ENGINE_ID_MAX - 1, "request_id", r) &&
+             submit(s, q->submit, "Prove", job_id, &pos, r))
         await_and_reply(s, job_id, 0, dl, true, r);
     cuzk__v1__prove_request__free_unpacked(q, NULL);
 }
@@ -270,8 +299,9 @@ static void m_cancel(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     bool was_running = false;
     struct cuzk_error err;
     cuzk_error_clear(&err);
-    int rc = q->job_id[0] ? engine_cancel(s->e, q->job_id, &was_running, &err)
-                          : cuzk_fail(&err, CUZK_E_INVALID_ARG, "CancelProofRequest.job_id is empty");
+    int rc = !q->job_id[0] ? cuzk_fail(&err, CUZK_E_INVALID_ARG, "CancelProofRequest.job_id is empty")
+           : srv_check_wire_ids(in, n, path_top, 1, ENGINE_ID_MAX - 1, "job_id", &err)
+           ? CUZK_E_INVALID_ARG : engine_cancel(s->e, q->job_id, &was_running, &err);
     if (rc) {
         reply_err(r, code_of(rc), "%s", err.msg);
     } else {
@@ -387,8 +417,13 @@ static void m_preload(struct rpc_server *s, const grpc_call *c, gpr_timespec dl,
     uint64_t load_ms = 0;
     struct cuzk_error err;
     cuzk_error_clear(&err);
-    cuzk_log(CLOG_INFO, "PreloadSRS: circuit=%s", q->circuit_id);
-    int rc = engine_preload(s->e, q->circuit_id, &already, &load_ms, &err);
+    int rc = srv_check_wire_ids(in, n, path_top, 1, CIRCUIT_ID_MAX, "circuit_id", &err);
+    if (!rc) {
+        cuzk_log(CLOG_INFO, "PreloadSRS: circuit=%s", q->circuit_id);
+        rc = engine_preload(s->e, q->circuit_id, &already, &load_ms, &err);
+    } else {
+        cuzk_log(CLOG_WARN, "PreloadSRS refused: %s", err.msg);
+    }
     if (rc) {
         reply_err(r, code_of(rc), "%s", err.msg);
     } else {
@@ -410,7 +445,8 @@ static void m_evict(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     uint64_t freed = 0;
     struct cuzk_error err;
     cuzk_error_clear(&err);
-    int rc = engine_evict(s->e, q->circuit_id, &was, &freed, &err);
+    int rc = srv_check_wire_ids(in, n, path_top, 1, CIRCUIT_ID_MAX, "circuit_id", &err);
+    if (!rc) rc = engine_evict(s->e, q->circuit_id, &was, &freed, &err);
     if (rc) {
         cuzk_log(CLOG_INFO, "EvictSRS refused: %s", err.msg);
         reply_err(r, code_of(rc), "%s", err.msg);
@@ -424,14 +460,14 @@ static void m_evict(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
 }
 
 static struct method methods[] = {
-    {"/cuzk.v1.ProvingEngine/SubmitProof", m_submit, NULL},
-    {"/cuzk.v1.ProvingEngine/AwaitProof", m_await, NULL},
-    {"/cuzk.v1.ProvingEngine/Prove", m_prove, NULL},
-    {"/cuzk.v1.ProvingEngine/CancelProof", m_cancel, NULL},
-    {"/cuzk.v1.ProvingEngine/GetStatus", m_status, NULL},
-    {"/cuzk.v1.ProvingEngine/GetMetrics", m_metrics, NULL},
-    {"/cuzk.v1.ProvingEngine/PreloadSRS", m_preload, NULL},
-    {"/cuzk.v1.ProvingEngine/EvictSRS", m_evict, NULL},
+    {"/cuzk.v1.ProvingEngine/SubmitProof", m_submit, NULL, false},
+    {"/cuzk.v1.ProvingEngine/AwaitProof", m_await, NULL, true},
+    {"/cuzk.v1.ProvingEngine/Prove", m_prove, NULL, true},
+    {"/cuzk.v1.ProvingEngine/CancelProof", m_cancel, NULL, false},
+    {"/cuzk.v1.ProvingEngine/GetStatus", m_status, NULL, false},
+    {"/cuzk.v1.ProvingEngine/GetMetrics", m_metrics, NULL, false},
+    {"/cuzk.v1.ProvingEngine/PreloadSRS", m_preload, NULL, false},
+    {"/cuzk.v1.ProvingEngine/EvictSRS", m_evict, NULL, false},
 };
 #define N_METHODS (sizeof methods / sizeof methods[0])
 
@@ -512,6 +548,7 @@ static void *handler_main(void *arg)
 {
     struct call *c = arg;
     struct rpc_server *s = c->srv;
+    bool waiter = c->waiter;   /* c may be freed once its reply is sent */
     struct reply r;
     memset(&r, 0, sizeof r);
     r.code = GRPC_STATUS_INTERNAL;
@@ -522,23 +559,91 @@ static void *handler_main(void *arg)
     } else if (!c->payload) {
         reply_err(&r, GRPC_STATUS_INVALID_ARGUMENT, "request message is missing");
     } else {
+        /* Large requests are decoded a few at a time: a parse costs several times the
+         * message (a 50 MB C1 is ~600 MB of JSON tree), memory the budget does not see. */
+        bool large = s->max_large && grpc_byte_buffer_length(c->payload) >= RPC_LARGE_REQUEST;
+        if (large) {
+            pthread_mutex_lock(&s->mu);
+            while (s->large >= s->max_large) pthread_cond_wait(&s->large_cv, &s->mu);
+            s->large++;
+            pthread_mutex_unlock(&s->mu);
+        }
         grpc_byte_buffer_reader rd;
         if (!grpc_byte_buffer_reader_init(&rd, c->payload)) {
             reply_err(&r, GRPC_STATUS_INVALID_ARGUMENT, "cannot read the request message");
         } else {
             grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
             grpc_byte_buffer_reader_destroy(&rd);
+            grpc_byte_buffer_destroy(c->payload);   /* sl holds the bytes: one copy less */
+            c->payload = NULL;
             c->m->fn(s, c->call, c->deadline, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
             grpc_slice_unref(sl);
+        }
+        if (large) {
+            pthread_mutex_lock(&s->mu);
+            s->large--;
+            pthread_cond_signal(&s->large_cv);
+            pthread_mutex_unlock(&s->mu);
+            /* give the parse's freed pages back to the system: glibc keeps them otherwise
+             * (2.7 GB stayed resident after two 100 MB requests) */
+            malloc_trim(0);
         }
     }
     send_reply(c, &r);
     free(r.buf);
     pthread_mutex_lock(&s->mu);
+    if (waiter) s->waiters--;
     s->handlers--;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     return NULL;
+}
+
+static bool call_authorized(const struct rpc_server *s, const struct call *c)
+{
+    for (size_t i = 0; i < c->md.count; i++) {
+        const grpc_metadata *m = &c->md.metadata[i];
+        if (GRPC_SLICE_LENGTH(m->key) == 13 &&
+            !memcmp(GRPC_SLICE_START_PTR(m->key), "authorization", 13))
+            return srv_bearer_ok(s->token, (const char *)GRPC_SLICE_START_PTR(m->value),
+                                 GRPC_SLICE_LENGTH(m->value));
+    }
+    return false;
+}
+
+/* Checks made on the completion-queue thread before a call gets a thread: the token, then the
+ * cap on calls that wait for a job. false: the call was answered (and is freed by the CQ). */
+static bool admit(struct rpc_server *s, struct call *c)
+{
+    struct reply r;
+    memset(&r, 0, sizeof r);
+    if (s->token && !call_authorized(s, c)) {
+        char *peer = grpc_call_get_peer(c->call);
+        cuzk_log(CLOG_WARN, "refused a call without a valid token: method=%s peer=%s",
+                 c->m ? c->m->name : "(unregistered)", peer ? peer : "?");
+        gpr_free(peer);
+        /* the same answer for a missing, malformed or wrong token: nothing to learn from it */
+        reply_err(&r, GRPC_STATUS_UNAUTHENTICATED, "authentication required");
+        send_reply(c, &r);
+        return false;
+    }
+    if (c->m && c->m->waits && s->max_waiters) {
+        pthread_mutex_lock(&s->mu);
+        bool full = s->waiters >= s->max_waiters;
+        if (!full) { s->waiters++; c->waiter = true; }
+        unsigned n = s->waiters;
+        pthread_mutex_unlock(&s->mu);
+        if (full) {
+            cuzk_log(CLOG_WARN, "refused %s: %u AwaitProof/Prove calls are waiting, the limit "
+                     "([daemon] %s)", c->m->name, n, s->waiters_key);
+            reply_err(&r, GRPC_STATUS_RESOURCE_EXHAUSTED, "%u AwaitProof/Prove calls are already "
+                      "waiting, the limit ([daemon] %s = %u): retry later, or raise it", n,
+                      s->waiters_key, s->max_waiters);
+            send_reply(c, &r);
+            return false;
+        }
+    }
+    return true;
 }
 
 static void *cq_main(void *arg)
@@ -563,6 +668,7 @@ static void *cq_main(void *arg)
         pthread_mutex_unlock(&s->mu);
         if (!ev.success) { call_free(c); continue; }
         if (!stopping) request_call(s, c->m);
+        if (!admit(s, c)) continue;
         pthread_mutex_lock(&s->mu);
         s->handlers++;
         pthread_mutex_unlock(&s->mu);
@@ -574,8 +680,10 @@ static void *cq_main(void *arg)
             struct reply r;
             memset(&r, 0, sizeof r);
             reply_err(&r, GRPC_STATUS_RESOURCE_EXHAUSTED, "cannot start a handler thread");
+            bool waiter = c->waiter;
             send_reply(c, &r);
             pthread_mutex_lock(&s->mu);
+            if (waiter) s->waiters--;
             s->handlers--;
             pthread_mutex_unlock(&s->mu);
         }
@@ -587,16 +695,63 @@ static void *cq_main(void *arg)
 static pthread_once_t grpc_once = PTHREAD_ONCE_INIT;
 static void grpc_start(void) { grpc_init(); }
 
+/* A whole PEM file as a NUL-terminated string (grpc takes PEM text, not paths). */
+static char *read_pem(const char *path, struct cuzk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { cuzk_fail(err, CUZK_E_INVALID_ARG, "cannot read %s: %s", path, strerror(errno)); return NULL; }
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!buf || !n) {
+        free(buf);
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "%s is empty or unreadable", path);
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+static grpc_server_credentials *server_creds(const struct rpc_options *o, struct cuzk_error *err)
+{
+    if (!o->tls_cert || !o->tls_cert[0]) return grpc_insecure_server_credentials_create();
+    char *cert = read_pem(o->tls_cert, err), *key = cert ? read_pem(o->tls_key, err) : NULL;
+    bool mtls = o->tls_client_ca && o->tls_client_ca[0];
+    char *ca = key && mtls ? read_pem(o->tls_client_ca, err) : NULL;
+    grpc_server_credentials *c = NULL;
+    if (key && (ca || !mtls)) {
+        grpc_ssl_pem_key_cert_pair pair = {key, cert};
+        c = grpc_ssl_server_credentials_create_ex(
+            ca, &pair, 1,
+            mtls ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                 : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
+        if (!c) cuzk_fail(err, CUZK_E_INVALID_ARG, "grpc refused the TLS certificate or key");
+    }
+    if (key) memset(key, 0, strlen(key));
+    free(cert); free(key); free(ca);
+    return c;
+}
+
 int rpc_server_start(struct rpc_server **out, struct engine *e, const char *addr,
-                     uint64_t max_message, struct cuzk_error *err)
+                     const struct rpc_options *o, struct cuzk_error *err)
 {
     pthread_once(&grpc_once, grpc_start);
+    uint64_t max_message = o->max_message;
     struct rpc_server *s = calloc(1, sizeof *s);
     if (!s) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    if (o->auth_token && o->auth_token[0] && !(s->token = strdup(o->auth_token))) {
+        free(s);
+        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    }
     s->e = e;
+    s->max_waiters = o->max_waiters;
+    snprintf(s->waiters_key, sizeof s->waiters_key, "%s",
+             o->max_waiters_key ? o->max_waiters_key : "max_waiters");
+    s->max_large = o->max_large_requests;
     snprintf(s->addr, sizeof s->addr, "%s", addr);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->large_cv, NULL);
     grpc_arg args[3];
     memset(args, 0, sizeof args);
     args[0].type = GRPC_ARG_INTEGER;
@@ -619,20 +774,24 @@ int rpc_server_start(struct rpc_server **out, struct engine *e, const char *addr
         if (!methods[i].handle) {
             grpc_server_destroy(s->server);
             grpc_completion_queue_destroy(s->cq);
+            free(s->token);
             free(s);
             return cuzk_fail(err, CUZK_E_INTERNAL, "grpc: cannot register %s", methods[i].name);
         }
     }
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(s->server, addr, creds);
-    grpc_server_credentials_release(creds);
+    grpc_server_credentials *creds = server_creds(o, err);
+    int port = creds ? grpc_server_add_http2_port(s->server, addr, creds) : 0;
+    if (creds) grpc_server_credentials_release(creds);
     if (port == 0) {
+        bool cred_err = !creds;
         grpc_server_destroy(s->server);
         grpc_completion_queue_shutdown(s->cq);
         while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
                GRPC_QUEUE_SHUTDOWN) {}
         grpc_completion_queue_destroy(s->cq);
+        free(s->token);
         free(s);
+        if (cred_err) return err ? err->code : CUZK_E_INVALID_ARG;
         return cuzk_fail(err, CUZK_E_IO, "cannot listen on %s (address in use, bad address or "
                          "no permission)", addr);
     }
@@ -695,5 +854,7 @@ void rpc_server_free(struct rpc_server *s, uint64_t timeout_ms)
     grpc_completion_queue_destroy(s->cq);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->large_cv);
+    free(s->token);
     free(s);
 }

@@ -46,6 +46,30 @@ static size_t json_escape(char *out, size_t cap, const char *s)
     return n;
 }
 
+/* Text-mode escaping of a whole formatted message: a value that carries a newline (a request
+ * or circuit id from a client, a path) must not start a line of its own, which could forge an
+ * `error` line or a TIMELINE row. Control characters (C0, DEL, and C1 as UTF-8) become \n,
+ * \r, \t or \xHH; everything else, UTF-8 included, is kept. */
+static void text_escape(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 9 < cap; p++) {
+        unsigned char ch = *p;
+        if (ch == '\n' || ch == '\r' || ch == '\t') {
+            out[n++] = '\\';
+            out[n++] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't';
+        } else if (ch < 0x20 || ch == 0x7f) {
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", ch);
+        } else if (ch == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            n += (size_t)snprintf(out + n, cap - n, "\\xc2\\x%02x", p[1]);
+            p++;
+        } else {
+            out[n++] = (char)ch;
+        }
+    }
+    out[n] = 0;
+}
+
 void cuzk_log(int level, const char *fmt, ...)
 {
     if (level > g_level) return;
@@ -67,7 +91,9 @@ void cuzk_log(int level, const char *fmt, ...)
         snprintf(line, sizeof line, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\"}\n", ts,
                  level_names[level], esc);
     } else {
-        snprintf(line, sizeof line, "%s %-5s %s\n", ts, level_names[level], msg);
+        char esc[4200];
+        text_escape(esc, sizeof esc, msg);
+        snprintf(line, sizeof line, "%s %-5s %s\n", ts, level_names[level], esc);
     }
     pthread_mutex_lock(&g_mu);
     fputs(line, stderr);
@@ -84,14 +110,20 @@ void clog_timeline(const char *event, const char *job_id, const char *fmt, ...)
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     unsigned long long ms = (unsigned long long)((cuzk_now_ns() - g_start_ns) / 1000000);
-    char ejob[600];
-    if (g_json) json_escape(ejob, sizeof ejob, job_id);
+    char ejob[600], edetail[2100];
+    if (g_json) {
+        json_escape(ejob, sizeof ejob, job_id);
+        json_escape(edetail, sizeof edetail, detail);
+    } else {
+        text_escape(ejob, sizeof ejob, job_id);
+        text_escape(edetail, sizeof edetail, detail);
+    }
     pthread_mutex_lock(&g_mu);
     if (g_json)   /* one JSON object per line, like every other log line in this mode */
         fprintf(stderr, "{\"timeline_ms\":%llu,\"event\":\"%s\",\"job_id\":\"%s\",\"detail\":\"%s\"}\n",
-                ms, event, ejob, detail);
+                ms, event, ejob, edetail);
     else
-        fprintf(stderr, "TIMELINE,%llu,%s,%s,%s\n", ms, event, job_id, detail);
+        fprintf(stderr, "TIMELINE,%llu,%s,%s,%s\n", ms, event, ejob, edetail);
     fflush(stderr);
     pthread_mutex_unlock(&g_mu);
 }
