@@ -310,7 +310,9 @@ static struct cz_client *connect_or_die(void)
 {
     struct cz_client *c = NULL;
     struct cuzk_error err;
-    if (cz_connect(&c, bench_addr, &err)) {
+    struct cz_opts o = {bench_tls_ca, bench_tls_cert, bench_tls_key, bench_tls_name, NULL,
+                        bench_token_file};
+    if (cz_connect_opts(&c, bench_addr, &o, &err)) {
         fprintf(stderr, "cuzk-bench: %s\n", err.msg);
         return NULL;
     }
