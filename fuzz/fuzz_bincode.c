@@ -2,11 +2,13 @@
  * picks the format and sector size (0-3: FallbackPoStSectorProof for WindowPoSt 2 KiB,
  * WinningPoSt 2 KiB, WindowPoSt 32 GiB, WindowPoSt 64 GiB; 4-7: SnapDeals PartitionProof for
  * 2 KiB, 8 MiB, 32 GiB, 64 GiB); the rest is the blob. An accepted blob is turned into its
- * witness (post partition / snap witness) and the parsed indices are range-checked. */
+ * witness (post partition / snap witness) and the parsed indices are range-checked; an accepted
+ * SnapDeals blob also goes through the native check (fil_snap_partition_check). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuzk/gadgets.h"
 #include "cuzk/vanilla.h"
 #include "fuzz_util.h"
 
@@ -56,6 +58,17 @@ static void fuzz_snap(unsigned sel, const uint8_t *d, size_t n)
     rc = fil_snap_witness_fill(&w, &c, &p, 0, snap_h_default(&c), &z, &z, &z, &e);
     fuzz_check_err(rc, &e);
     if (rc && rc != CUZK_E_FORMAT) abort();     /* only inconsistent partition paths */
+    /* the native check against commitments taken from the blob itself (so it gets past the
+     * commitment step): it may only accept, or refuse with CUZK_E_FORMAT */
+    const struct poseidon_consts *p2 = poseidon_consts_get(2, &e);
+    if (!p2) abort();
+    fr_t in[2] = {p.comm_c, p.root_r_old[0]}, ro, rn;
+    poseidon_hash(&ro, p2, in);
+    in[1] = p.root_r_new[0];
+    poseidon_hash(&rn, p2, in);
+    rc = fil_snap_partition_check(&c, &p, 0, snap_h_default(&c), &ro, &p.root_d[0], &rn, &e);
+    fuzz_check_err(rc, &e);
+    if (rc && rc != CUZK_E_FORMAT) abort();
     fil_snap_partition_proof_free(&p);
 }
 
