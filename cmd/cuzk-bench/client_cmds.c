@@ -260,6 +260,13 @@ static void fill_submit(Cuzk__V1__SubmitProofRequest *q, const struct req_opts *
     }
     q->registered_proof = o->registered_proof;
     q->priority = (Cuzk__V1__Priority)o->priority;
+    if ((o->kind == 3 || o->kind == 4) && o->registered_proof <= 14) {
+        /* PoSt: the size of the registered PoSt proof (Go numbering: 0-4 Winning, 5-9 Window V1,
+         * 10-14 Window V1_1, each 2KiB .. 64GiB), as Curio sends it; the daemon refuses a
+         * mismatch */
+        static const uint64_t post_size[5] = {2ull << 10, 8ull << 20, 512ull << 20, 32ull << 30, 64ull << 30};
+        q->sector_size = post_size[o->registered_proof % 5];
+    }
     q->vanilla_proof.data = o->vp;
     q->vanilla_proof.len = o->vp_len;
     q->n_vanilla_proofs = o->n_vps;
