@@ -700,6 +700,37 @@ static int take_lock(struct journal *j, struct cuzk_error *err)
     return CUZK_OK;
 }
 
+/* The ids of the records after seq `after` of a damaged database, read from the index on id
+ * (a b-tree of its own, often intact when table pages are not), for the warning. */
+static void lost_ids(sqlite3 *db, uint64_t after, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    unsigned count = 0, shown = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT id, seq FROM jobs INDEXED BY jobs_by_id", -1, &st, NULL);
+    out[0] = 0;
+    if (rc == SQLITE_OK) {
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if ((uint64_t)sqlite3_column_int64(st, 1) <= after) continue;
+            count++;
+            const char *id = (const char *)sqlite3_column_text(st, 0);
+            if (shown < 32 && n + 140 < cap) {
+                n += (size_t)snprintf(out + n, cap - n, "%s'%.127s'", shown ? ", " : "jobs ",
+                                      id ? id : "");
+                shown++;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        snprintf(out + n, cap - n, "%sthe ids of %s cannot be read either (%s)",
+                 n ? "; " : "", n ? "the others" : "those records", sqlite3_errstr(rc));
+    else if (count > shown)
+        snprintf(out + n, cap - n, " and %u more", count - shown);
+    else if (!count)
+        snprintf(out, cap, "none listed in the index");
+}
+
 /* Copy the readable, intact records of the moved-aside database into the fresh one. */
 static void salvage(struct journal *j, const char *aside, struct journal_report *rep)
 {
@@ -748,10 +779,13 @@ static void salvage(struct journal *j, const char *aside, struct journal_report 
     }
     if (rc != SQLITE_DONE) {
         rep->salvage_incomplete = true;
+        char lost[1024], why[200];
+        snprintf(why, sizeof why, "%s", sqlite3_errmsg(old));
+        lost_ids(old, last, lost, sizeof lost);
         cuzk_log(CLOG_WARN, "journal %s: the damaged file %s could be read up to record %" PRIu64
                  " (job '%s') only: %s; the records after it are lost (AwaitProof for them "
-                 "answers NOT_FOUND; their clients must resubmit them)", j->path, aside, last,
-                 last_id[0] ? last_id : "-", sqlite3_errmsg(old));
+                 "answers NOT_FOUND; their clients must resubmit them): %s", j->path, aside,
+                 last, last_id[0] ? last_id : "-", why, lost);
     }
     exec1(j->db, "COMMIT");
     sqlite3_finalize(st);

@@ -424,6 +424,16 @@ TEST_T(state_dir_shared_refused_and_off, 120)
     char sd[400];
     snprintf(sd, sizeof sd, "%s/cuzk.sock.state", d.dir);
     ASSERT_MSG(stat(sd, &st) != 0, "state_dir = \"off\" created %s", sd);
+    /* a relative path is a configuration error naming the key */
+    f = fopen(d2.cfg_path, "w");
+    fprintf(f, "[daemon]\nlisten = \"unix://%s/other.sock\"\nstate_dir = \"state\"\n", d.dir);
+    fclose(f);
+    const char *check[] = {"--check-config", NULL};
+    p2 = h_spawn(&d2, check);
+    ASSERT_EQ_INT(h_wait(p2, 30), 1);
+    e2 = h_slurp(d2.err_path);
+    ASSERT_STR_CONTAINS(e2, "[daemon] state_dir = \"state\": expected an absolute directory path");
+    free(e2);
     h_cleanup(&d);
 }
 
@@ -526,8 +536,9 @@ TEST_T(kill9_porep_job_replayed, 900)
     q.vanilla_proof.len = good_n;
     ProtobufCMessage *m = NULL;
     char det[512];
-    ASSERT_EQ_INT(cz_call(cl, CZ_METHOD("SubmitProof"), &q.base,
-                          &cuzk__v1__submit_proof_response__descriptor, &m, 60000, det, sizeof det), 0);
+    int st = cz_call(cl, CZ_METHOD("SubmitProof"), &q.base,
+                     &cuzk__v1__submit_proof_response__descriptor, &m, 60000, det, sizeof det);
+    ASSERT_MSG(st == 0, "SubmitProof: %s %s", cz_status_name(st), det);
     protobuf_c_message_free_unpacked(m, NULL);
     cz_close(cl);
     usleep(500000);   /* accepted, loading its SRS: far from finished (the proof takes ~15 s) */
