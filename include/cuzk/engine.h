@@ -228,9 +228,9 @@ int engine_cancel(struct engine *e, const char *job_id, bool *was_running,
                   struct cuzk_error *err);
 
 /* SRS cache. Circuit ids: "porep-2k", "porep-8m", "porep-512m", "porep-32g", "porep-64g"
- * (v28 .params in srs.param_cache, the shape from the .shape next to it or built once and
- * saved there), "wpost-32g", "winning-32g", "snap-32g", "snap-64g" (files in srs.param_cache)
- * and "synthetic-<N>" (file synthetic-<N>.params there, else generated in memory by a local
+ * and the same sizes of "snap-…" (v28 .params in srs.param_cache, the shape from the .shape
+ * next to it or built once and saved there), "wpost-32g", "winning-32g" (files in
+ * srs.param_cache) and "synthetic-<N>" (file synthetic-<N>.params there, else generated in memory by a local
  * setup). Evict fails with CUZK_E_BUSY, saying why, while
  * jobs use the entry. */
 int engine_preload(struct engine *e, const char *circuit_id, bool *already_loaded,
