@@ -198,6 +198,10 @@ static int fail_db(const struct journal *j, sqlite3 *db, int rc, struct cuzk_err
     const char *m = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     if (base == SQLITE_FULL)
         return cuzk_fail(err, CUZK_E_NOMEM, "journal %s: %s: disk full (%s)", j->path, what, m);
+    if (base == SQLITE_TOOBIG)
+        return cuzk_fail(err, CUZK_E_NOMEM, "journal %s: %s: larger than SQLite stores in one "
+                         "record (%d bytes; lower [daemon] max_message_size)", j->path, what,
+                         sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
     if (base == SQLITE_IOERR)
         return cuzk_fail(err, CUZK_E_NOMEM, "journal %s: %s: I/O error (%s; extended code %d)",
                          j->path, what, m, rc);
