@@ -278,6 +278,12 @@ TEST_T(window_and_winning_prove_through_daemon, 600)
     ASSERT_STR_CONTAINS(det, "vanilla_proofs[1]");
     ASSERT_STR_CONTAINS(det, "comm_r_last at byte 5648: truncated");
     bad.v[1].len += 5;
+    ProtobufCBinaryData three[3] = {w.v[0], w.v[1], w.v[1]};
+    bad.v = three;
+    bad.n = 3;
+    ASSERT_EQ_INT(prove(c, &bad, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "needs 1..2 vanilla_proofs");
+    bad.n = 2;
     ProtobufCBinaryData sw[2] = {w.v[1], w.v[0]};
     bad.v = sw;
     ASSERT_EQ_INT(prove(c, &bad, &r, det), 3);
@@ -316,6 +322,24 @@ TEST_T(window_and_winning_prove_through_daemon, 600)
     ASSERT_EQ_INT(h_bench(&out, v.d.addr, "status"), 0);
     ASSERT_STR_CONTAINS(out, "wpost-2k");
     ASSERT_STR_CONTAINS(out, "winning-2k");
+    free(out);
+    /* and locally with cuzk-bench prove: the same files, the keys this test made and the
+     * shapes the daemon cached beside them; defaults as gen-vanilla's but the randomness */
+    const char *kinds[2] = {"window-post", "winning-post"}, *files[2] = {"wpost", "winning"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "prove --backend cpu --kind %s --vanilla '%s/%s.json' --params-dir '%s' "
+                 "--randomness %s", kinds[i], v.d.dir, files[i], v.d.dir, hex);
+        ASSERT_EQ_INT(h_bench(&out, v.d.addr, args), 0);
+        ASSERT_STR_CONTAINS(out, "verified: yes");
+        free(out);
+    }
+    /* another randomness: the native check refuses, nothing is proved */
+    hex[0] = hex[0] == '0' ? '1' : '0';
+    snprintf(args, sizeof args, "prove --kind window-post --vanilla '%s/wpost.json' --params-dir '%s' --randomness %s",
+             v.d.dir, v.d.dir, hex);
+    ASSERT_EQ_INT(h_bench(&out, v.d.addr, args), 1);
+    ASSERT_STR_CONTAINS(out, "(sector 0, id 1): challenge 0");
+    ASSERT_STR_CONTAINS(out, "verified: no");
     free(out);
     req_free(&w);
     req_free(&n);
