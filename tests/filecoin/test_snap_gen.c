@@ -270,3 +270,39 @@ TEST(snap_generated_witness_parallel_equals_sequential_and_satisfies)
     witness_matches(2048, 0, true);
     witness_matches(8ull << 20, 2, false);      /* partition bits, h = 10 */
 }
+
+/* Registered update proofs (go-state-types abi: 0..4 = StackedDrg{2KiB..64GiB}V1, reference
+ * post-snap-circuits.md 6.2) and the request's commitment encoding. */
+TEST(snap_update_proofs_and_commitments)
+{
+    static const struct { const char *name; uint64_t size; } want[5] = {
+        {"StackedDrg2KiBV1", 2048}, {"StackedDrg8MiBV1", 8ull << 20}, {"StackedDrg512MiBV1", 512ull << 20},
+        {"StackedDrg32GiBV1", 32ull << 30}, {"StackedDrg64GiBV1", 64ull << 30}};
+    for (uint64_t i = 0; i < 5; i++) {
+        uint64_t size;
+        const char *name;
+        ASSERT_OK(fil_update_proof(i, &size, &name, E), E);
+        ASSERT_EQ_U64(size, want[i].size);
+        ASSERT(!strcmp(name, want[i].name));
+    }
+    ASSERT_CODE(fil_update_proof(5, NULL, NULL, E), CUZK_E_INVALID_ARG, E);
+    ASSERT_STR_CONTAINS(E->msg, "registered_proof 5 is not a registered update proof");
+    uint8_t b[33];
+    memset(b, 0, sizeof b);
+    fr_t x;
+    ASSERT_CODE(fil_snap_commitment(&x, b, 31, "comm_d_new", E), CUZK_E_INVALID_ARG, E);
+    ASSERT_STR_CONTAINS(E->msg, "comm_d_new: expected 32 bytes, got 31");
+    ASSERT_CODE(fil_snap_commitment(&x, NULL, 0, "comm_r_old", E), CUZK_E_INVALID_ARG, E);
+    /* r itself (little-endian) is the smallest non-canonical value; r - 1 is accepted */
+    static const uint8_t r_le[32] = {0x01, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xfe, 0x5b, 0xfe, 0xff, 0x02, 0xa4,
+                                     0xbd, 0x53, 0x05, 0xd8, 0xa1, 0x09, 0x08, 0xd8, 0x39, 0x33, 0x48, 0x7d, 0x9d, 0x29,
+                                     0x53, 0xa7, 0xed, 0x73};
+    memcpy(b, r_le, 32);
+    ASSERT_CODE(fil_snap_commitment(&x, b, 32, "comm_r_new", E), CUZK_E_INVALID_ARG, E);
+    ASSERT_STR_CONTAINS(E->msg, "comm_r_new: not a canonical field element");
+    b[0] = 0;
+    ASSERT_OK(fil_snap_commitment(&x, b, 32, "comm_r_new", E), E);
+    uint8_t back[32];
+    fr_to_bytes_le(back, &x);
+    ASSERT_MEM_EQ(back, b, 32);
+}
