@@ -388,6 +388,70 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     h_cleanup(&d);
 }
 
+/* Issue 28 §3: SIGTERM counted synthesized partitions waiting for a prover as running and
+ * waited for them. 24 one-partition jobs, one prover: synthesis runs ahead and the prover's
+ * queue fills; the drain must wait for the one partition on the prover only, and keep the
+ * other jobs for the next start, which re-queues exactly the ones not completed. */
+TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    start_or_fail(&d, cfg_text);
+    struct cz_client *c = connect_to(d.addr);
+    char det[512];
+    enum { NJ = 24 };
+    for (int i = 0; i < NJ; i++) {
+        char id[16];
+        job_id(id, i);
+        ASSERT_EQ_INT(submit(c, id, 16384, 1, job_seed(i), det), 0);
+    }
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, "j00", 0, &a, det), 0);   /* SRS made, the pipeline running */
+    ASSERT_EQ_INT(a->status, 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    cz_close(c);
+    usleep(500000);   /* synthesis is far ahead of the one prover by now */
+    uint64_t t0 = cuzk_now_ns();
+    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
+    double stop_s = (double)(cuzk_now_ns() - t0) / 1e9;
+    char *log1 = h_slurp(d.err_path);
+    const char *line = strstr(log1, "shutting down cuzk engine: ");
+    ASSERT(line);
+    unsigned on_prover = 99, kept = 0;
+    ASSERT(sscanf(line, "shutting down cuzk engine: %u partition(s) on a prover", &on_prover) == 1);
+    const char *k = strstr(line, "; ");
+    ASSERT(k && sscanf(k, "; %u unfinished job(s) kept", &kept) == 1);
+    ASSERT_MSG(on_prover <= 1, "%u partitions counted on the one prover", on_prover);
+    /* waiting for the kept jobs' partitions (what the drain did before) would take kept x one
+     * proof: the drain must take well under half of that */
+    const char *pc = strstr(log1, "proof completed: job=j00 ");
+    unsigned long long gpu_ms = 0;
+    ASSERT(pc && strstr(pc, "gpu_ms=") && sscanf(strstr(pc, "gpu_ms="), "gpu_ms=%llu", &gpu_ms) == 1);
+    double waiting_s = (double)kept * (double)gpu_ms / 1000.0;
+    printf("drain %.2f s; waiting for the %u kept jobs would take ~%.1f s\n", stop_s, kept, waiting_s);
+    ASSERT_MSG(stop_s < 1.0 + waiting_s / 2, "the drain took %.1f s (waited for queued "
+               "partitions? they would take %.1f s)", stop_s, waiting_s);
+    int done = 0;
+    for (int i = 0; i < NJ; i++) {
+        char id[16];
+        job_id(id, i);
+        done += completions(log1, id);
+    }
+    ASSERT_MSG(kept >= 2 && (int)kept + done + (int)on_prover >= NJ, "kept %u, done %d", kept, done);
+    char p1[400];
+    snprintf(p1, sizeof p1, "%s/run1.err", d.dir);
+    rename(d.err_path, p1);
+    start_or_fail(&d, cfg_text);
+    char *log2 = h_slurp(d.err_path), want[120];
+    snprintf(want, sizeof want, "%d unfinished job(s) re-queued", NJ - done);
+    ASSERT_STR_CONTAINS(log2, want);
+    free(log2);
+    free(log1);
+    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
+    h_cleanup(&d);
+}
+
 /* One daemon per state_dir; "off" runs without a journal and says so. */
 TEST_T(state_dir_shared_refused_and_off, 120)
 {
