@@ -3,8 +3,9 @@
  * as its P partitions (1 / 4 / 16 by size) through the partition pipeline, the proofs
  * concatenated in partition order (16 x 192 = 3,072 bytes for 32 GiB). Per job, on the RPC
  * thread: the registered proof and sector size, the three commitments (32 bytes, canonical
- * Fr) and every partition's bincode PartitionProof (a read of ~9 MB at 32 GiB, ~10 ms; the
- * errors name the partition, field and byte offset: a malformed request). Per partition, in
+ * Fr) and every partition's bincode PartitionProof (a read of 9 MB at 32 GiB, 0.1-0.2 s on
+ * this 2-core machine; the errors name the partition, field and byte offset: a malformed
+ * request). Per partition, in
  * a synthesis worker: the native check (fil_snap_partition_check: paths, roots, commitments,
  * encoding, challenges; a failure FAILS the job naming partition and challenge), the witness
  * (challenges in parallel), and the public inputs recomputed from the request alone
