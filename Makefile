@@ -304,6 +304,12 @@ $(BUILD)/tests/e2e/test_daemon_post: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_daemon_post: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 $(BUILD)/tests/e2e/test_durable: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1
+$(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench $(FIL_LIB)
+$(BUILD)/tests/e2e/test_security: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_security: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS) $(FIL_LIB) $(CORE_LIB) -ljansson
 endif
 # ============================================================================== end filecoin ====
 
