@@ -265,6 +265,7 @@ static int replay_one(void *ctx, const struct journal_record *r)
     req.request_id = r->id;
     req.kind = r->kind;
     req.priority = r->priority;
+    req.resumed = true;   /* accepted once: never refused by [daemon] max_queued_jobs now */
     char job_id[ENGINE_ID_MAX];
     uint32_t pos = 0;
     bool existing = false;

@@ -58,6 +58,9 @@ struct engine_request {
     const uint8_t *comm_d_new; size_t comm_d_new_len;
     uint64_t synthetic_constraints;             /* SYNTHETIC: circuit size */
     uint32_t synthetic_partitions;              /* SYNTHETIC: circuits per job (0 = 1) */
+    bool resumed;                               /* accepted by an earlier process (the journal's
+                                                 * replay): admission bounds do not apply, a
+                                                 * job once accepted is never refused */
 };
 
 /* The answer to a job. proof is malloc'd (engine_result_free). Timings in milliseconds:

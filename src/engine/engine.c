@@ -384,7 +384,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
      * finishes, so their number is bounded (4,000 queued 64-partition jobs took 540 MB). */
     uint32_t unfinished = 0;
     for (struct job *q = e->head; q; q = q->next) unfinished += q->state != JOB_DONE;
-    if (e->cfg.max_queued_jobs && unfinished >= e->cfg.max_queued_jobs) {
+    if (e->cfg.max_queued_jobs && unfinished >= e->cfg.max_queued_jobs && !req->resumed) {
         pthread_mutex_unlock(&e->mu);
         job_refuse(e, j);
         return cuzk_fail(err, CUZK_E_NOMEM, "the daemon already holds %u unfinished jobs, the "

@@ -442,10 +442,14 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     char p1[400];
     snprintf(p1, sizeof p1, "%s/run1.err", d.dir);
     rename(d.err_path, p1);
-    start_or_fail(&d, cfg_text);
+    /* a job once accepted is never refused: not even by an admission bound below their number */
+    char cfg2[1024];
+    snprintf(cfg2, sizeof cfg2, "[daemon]\nmax_queued_jobs = 3\n%s", cfg_text + 9);
+    start_or_fail(&d, cfg2);
     char *log2 = h_slurp(d.err_path), want[120];
     snprintf(want, sizeof want, "%d unfinished job(s) re-queued", NJ - done);
     ASSERT_STR_CONTAINS(log2, want);
+    ASSERT_STR_CONTAINS(log2, "0 could not be resumed");
     free(log2);
     free(log1);
     ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
