@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* CURVE, not FULL: subgroup checks cost ~1 ms a point and add no parsing paths; no
      * cache (the "<path>.validated" side file) and no progress lines. */
-    struct g16_params_read_opts o = {G16_VALIDATE_CURVE, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
     struct g16_pk pk;
     memset(&pk, 0, sizeof pk);
     memset(&e, 0, sizeof e);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_gpu.h"
 #include "cuzk/circuits.h"
 #include "cuzk/ec.h"
 #include "cuzk/gpu.h"
@@ -21,7 +22,7 @@
 /* Context options of every run: --trace 1 sets .trace; gpu-porep sets .stream_key per run. */
 static struct gpu_options bench_opt;
 
-static struct gpu_ctx *open_gpu(int dev)
+struct gpu_ctx *open_gpu(int dev)
 {
     struct cuzk_error err;
     struct gpu_ctx *ctx = NULL;
@@ -242,7 +243,7 @@ BENCH_CMD(gpu_h, "gpu-h",
 }
 
 /* `distinct` points k*G + i*Q (cheap: one addition each, one batch inversion). */
-static void *make_points(int g, size_t distinct)
+void *make_points(int g, size_t distinct)
 {
     fr_t k;
     cuzk_rng rng;
@@ -328,7 +329,7 @@ BENCH_CMD(gpu_msm, "gpu-msm",
     return 0;
 }
 
-static double ms_of(uint64_t ns) { return (double)ns / 1e6; }
+double ms_of(uint64_t ns) { return (double)ns / 1e6; }
 
 static int bench_gpu_porep(int argc, char **argv);
 
@@ -433,18 +434,7 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-struct plike {
-    struct g16_shape *s;
-    struct g16_pk *pk;
-    fr_t *in, *aux;
-    const g1_aff_t *p1;   /* distinct point tables */
-    const g2_aff_t *p2;
-    size_t d1, d2;
-};
-
 #define PL_INPUTS 328u
-#define PL_D1 ((size_t)1 << 16)
-#define PL_D2 ((size_t)1 << 14)
 
 static bool pl_a_dense(uint64_t j) { return mix64(j ^ 0xa11ce) % 1000 < 997; }
 static bool pl_b_dense(uint64_t j) { return mix64(j ^ 0xb0b) % 4 == 0; }
@@ -535,10 +525,10 @@ static int pl_alloc(void **out, size_t bytes, bool pinned, struct cuzk_error *er
 {
     if (pinned) return gpu_host_alloc_pinned(out, bytes, err);
     *out = cuzk_malloc(bytes ? bytes : 16);
-    return *out ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "gpu-porep: host allocation of %zu bytes failed", bytes);
+    return *out ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "gpu-prove: host allocation of %zu bytes failed", bytes);
 }
 
-static void pl_free_key(struct g16_pk *pk, bool pinned)
+void pl_free_key(struct g16_pk *pk, bool pinned)
 {
     void *v[5] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
     for (int k = 0; k < 5; k++) {
@@ -594,7 +584,16 @@ static int pl_build(struct plike *pl, unsigned lg, bool pinned, struct cuzk_erro
     }
     pl->in[0] = FR_ONE;
     for (uint32_t i = 1; i < s->n_inputs; i++) fr_from_u64(&pl->in[i], mix64(i));
+    return pl_key(pl, pinned, err);
+}
 
+int pl_key(struct plike *pl, bool pinned, struct cuzk_error *err)
+{
+    struct g16_shape *s = pl->s;
+    struct g16_pk *pk = pl->pk;
+    uint64_t N = 1;
+    while (N < s->n_constraints) N <<= 1;
+    memset(pk, 0, sizeof *pk);
     pk->n_h = N - 1;
     pk->n_l = s->n_aux;
     pk->n_a = s->n_inputs + s->a_aux_count;
@@ -624,7 +623,7 @@ static int pl_build(struct plike *pl, unsigned lg, bool pinned, struct cuzk_erro
 static double gib(double b) { return b / (double)(1ull << 30); }
 
 /* Warm-up + reps proves; medians of the total and of every phase. */
-static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streamed, struct cuzk_error *err)
+int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streamed, struct cuzk_error *err)
 {
     const char *mode = streamed ? "streamed" : "resident";
     gpu_ctx_unload(ctx);
@@ -672,7 +671,7 @@ static int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streame
             printf("[streamed] key %.2f GiB per prove, %d device buffer(s), %s\n", gib((double)ss.bytes),
                    ss.buffers, ss.staged ? "staged through pinned chunks" : "direct DMA from pinned key");
     }
-    printf("gpu_porep_prove_%s %.1f ms (median of %d after a warm-up; proof NOT verified: random SRS)\n", mode,
+    printf("gpu_%s_prove_%s %.1f ms (median of %d after a warm-up; proof NOT verified: random SRS)\n", pl->label, mode,
            bench_median(v[0], (size_t)reps), reps);
     printf("[%s] phase medians (ms):", mode);
     for (int k = 1; k < (streamed ? NPH : NPH - 2); k++) printf(" %s %.1f", names[k], bench_median(v[k], (size_t)reps));
@@ -711,7 +710,7 @@ static void *pipe_main(void *arg)
     return NULL;
 }
 
-static int pl_pipeline(struct gpu_ctx *ctx, struct plike *pl, int proofs, struct cuzk_error *err)
+int pl_pipeline(struct gpu_ctx *ctx, struct plike *pl, int proofs, struct cuzk_error *err)
 {
     const size_t aux_b = (size_t)pl->s->n_aux * sizeof(fr_t);
     fr_t *aux2 = cuzk_malloc(aux_b);
@@ -745,9 +744,9 @@ static int pl_pipeline(struct gpu_ctx *ctx, struct plike *pl, int proofs, struct
         for (int k = 0; k < 2 && !rc; k++)
             if (pp[k].rc) rc = pp[k].rc, *err = pp[k].err;
         if (!rc)
-            printf("gpu_porep_pipeline %d proofs: one prover %.1f ms/proof, two provers with witness prefetch "
+            printf("gpu_%s_pipeline %d proofs: one prover %.1f ms/proof, two provers with witness prefetch "
                    "%.1f ms/proof (%.3fx; %d of %d witnesses staged)\n",
-                   proofs, seq, pipe, seq / pipe, pp[0].hits + pp[1].hits, proofs);
+                   pl->label, proofs, seq, pipe, seq / pipe, pp[0].hits + pp[1].hits, proofs);
         fflush(stdout);
     }
     cuzk_free(aux2);
@@ -819,7 +818,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         struct g16_pk pk;
         memset(&s, 0, sizeof s);
         memset(&pk, 0, sizeof pk);
-        struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2};
+        struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2, "porep"};
         uint64_t t0 = cuzk_now_ns();
         pl.p1 = make_points(1, PL_D1);
         pl.p2 = make_points(2, PL_D2);

@@ -390,3 +390,59 @@ usage:
                     "  DIR from `cuzk-params setup --kind porep --sector-size SIZE --out DIR`\n");
     return 2;
 }
+
+/* ---- verify: a PoRep C2 proof (e.g. one a daemon returned) checked apart from the prover,
+ * against the .vk and public inputs recomputed from the C1 output. ---- */
+BENCH_CMD(verify, "verify",
+          "verify --kind porep --c1 FILE --vk FILE --proof FILE: check a C2 proof (partitions x 192 bytes)")
+{
+    const char *c1p = NULL, *vkp = NULL, *proofp = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *o = argv[i], *v = argv[i + 1];
+        if (!strcmp(o, "--c1")) c1p = v;
+        else if (!strcmp(o, "--vk")) vkp = v;
+        else if (!strcmp(o, "--proof")) proofp = v;
+        else if (!strcmp(o, "--kind")) { if (strcmp(v, "porep")) goto usage; }
+        else goto usage;
+    }
+    if (!c1p || !vkp || !proofp || argc % 2 == 0) goto usage;
+    struct fil_c1 c;
+    if (load_c1(&c, c1p)) return 1;
+    char *buf = NULL;
+    size_t n = 0;
+    struct cuzk_error err = {0};
+    struct g16_vk vk;
+    memset(&vk, 0, sizeof vk);
+    struct g16_pvk *pvk = NULL;
+    size_t ni = fil_porep_num_inputs(c.proof);
+    fr_t *pub = malloc(ni * sizeof *pub);
+    int rc = pub ? CUZK_OK : cuzk_fail(&err, CUZK_E_NOMEM, "public inputs");
+    if (!rc && read_file(&buf, &n, proofp)) rc = cuzk_fail(&err, CUZK_E_IO, "%s: cannot read", proofp);
+    if (!rc && n != (size_t)c.partitions * G16_PROOF_BYTES)
+        rc = cuzk_fail(&err, CUZK_E_FORMAT, "%s: %zu bytes, expected %u partitions x %d", proofp, n,
+                       c.partitions, G16_PROOF_BYTES);
+    if (!rc) rc = g16_vk_read(&vk, vkp, &err);
+    if (!rc && !(pvk = g16_pvk_new(&vk, &err))) rc = err.code ? err.code : CUZK_E_INTERNAL;
+    unsigned good = 0;
+    for (unsigned k = 0; k < c.partitions && !rc; k++) {
+        struct g16_proof proof;
+        rc = g16_proof_from_bytes(&proof, (const uint8_t *)buf + (size_t)k * G16_PROOF_BYTES, &err);
+        if (!rc) rc = fil_porep_public_inputs(pub, c.proof, c.replica_id, c.comm_d, c.comm_r, c.seed, k, &err);
+        if (rc) break;
+        struct cuzk_error verr = {0};
+        bool ok = g16_verify(pvk, &proof, pub, ni, &verr) == CUZK_OK;
+        printf("partition %u: %s\n", k, ok ? "ok" : verr.msg);
+        good += ok;
+    }
+    if (rc) fprintf(stderr, "cuzk-bench verify: %s: %s\n", cuzk_errname(rc), err.msg);
+    printf("verified: %s (%u of %u partitions)\n", !rc && good == c.partitions ? "yes" : "no", good, c.partitions);
+    free(buf);
+    free(pub);
+    g16_pvk_free(pvk);
+    g16_vk_free(&vk);
+    fil_c1_free(&c);
+    return !rc && good == c.partitions ? 0 : 1;
+usage:
+    fprintf(stderr, "usage: cuzk-bench verify --kind porep --c1 FILE --vk FILE --proof FILE\n");
+    return 2;
+}

@@ -34,6 +34,7 @@ struct req_opts {
     uint64_t constraints;
     uint32_t partitions;
     const char *c1, *vanilla, *request_id;
+    const char *proof_out;          /* single: write the proof's bytes here */
     uint64_t registered_proof, sector_num, miner_id, timeout_s;
     uint32_t partition;
     int priority;
@@ -183,7 +184,7 @@ static void usage_req(const char *cmd, bool batch)
             "      --randomness HEX32   --comm-r-old HEX32   --comm-r-new HEX32   --comm-d-new HEX32\n"
             "      --priority 0-4       --request-id ID      --timeout SECONDS (0 = none)\n"
             "%s",
-            cmd, batch ? "" : "      --partition N (0)\n",
+            cmd, batch ? "" : "      --partition N (0)   --proof-out FILE (the proof's bytes)\n",
             batch ? "  -c, --count N (3)        -j, --concurrency N (1)\n" : "");
 }
 
@@ -215,6 +216,7 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
         else if (!strcmp(a, "--timeout")) U64(o->timeout_s);
         else if (!strcmp(a, "--priority")) U64(o->priority);
         else if (!batch && !strcmp(a, "--partition")) U64(o->partition);
+        else if (!batch && !strcmp(a, "--proof-out")) { NEED(); o->proof_out = v; }
         else if (!strcmp(a, "--randomness")) HEX(o->randomness, (void)0);
         else if (!strcmp(a, "--comm-r-old")) HEX(o->comm_r_old, o->have_r_old = true);
         else if (!strcmp(a, "--comm-r-new")) HEX(o->comm_r_new, o->have_r_new = true);
@@ -258,8 +260,6 @@ static void fill_submit(Cuzk__V1__SubmitProofRequest *q, const struct req_opts *
         static const uint64_t snap_size[5] = {2ull << 10, 8ull << 20, 512ull << 20, 32ull << 30, 64ull << 30};
         q->sector_size = snap_size[o->registered_proof];
     }
-    q->registered_proof = o->registered_proof;
-    q->priority = (Cuzk__V1__Priority)o->priority;
     if ((o->kind == 3 || o->kind == 4) && o->registered_proof <= 14) {
         /* PoSt: the size of the registered PoSt proof (Go numbering: 0-4 Winning, 5-9 Window V1,
          * 10-14 Window V1_1, each 2KiB .. 64GiB), as Curio sends it; the daemon refuses a
@@ -267,6 +267,8 @@ static void fill_submit(Cuzk__V1__SubmitProofRequest *q, const struct req_opts *
         static const uint64_t post_size[5] = {2ull << 10, 8ull << 20, 512ull << 20, 32ull << 30, 64ull << 30};
         q->sector_size = post_size[o->registered_proof % 5];
     }
+    q->registered_proof = o->registered_proof;
+    q->priority = (Cuzk__V1__Priority)o->priority;
     q->vanilla_proof.data = o->vp;
     q->vanilla_proof.len = o->vp_len;
     q->n_vanilla_proofs = o->n_vps;
@@ -358,6 +360,13 @@ BENCH_CMD(single, "single", "one proof through a running cuzk-daemon (Prove RPC)
             for (size_t i = 0; i < show; i++) printf("%02x", r->proof.data[i]);
             printf("%s)\n", n > show ? "..." : "");
             printf("verified:  yes (the daemon verifies every proof before answering COMPLETED)\n");
+            FILE *f = o.proof_out ? fopen(o.proof_out, "wb") : NULL;
+            if (o.proof_out && (!f || fwrite(r->proof.data, 1, n, f) != n || fclose(f))) {
+                fprintf(stderr, "cuzk-bench: --proof-out %s: cannot write the proof\n", o.proof_out);
+                rc = 1;
+            } else if (f) {
+                printf("wrote:     %s\n", o.proof_out);
+            }
         } else {
             printf("error:     %s\n", r->error_message);
             rc = 1;

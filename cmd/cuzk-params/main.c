@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cuzk/circuits.h"
+#include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
 
@@ -34,9 +35,10 @@ static void usage(FILE *f)
             "        the WinningPoSt proof), written under the v28 file names\n"
             "  info FILE\n"
             "        counts, domain, densities and vk digest of a .params or .vk (reads headers only)\n"
-            "  validate FILE [--mode none|curve|full] [--no-cache]\n"
+            "  validate FILE [--mode none|curve|full] [--no-cache] [--gpu]\n"
             "        load and check every point (default full; a digest cache next to FILE\n"
-            "        lets a fully validated file skip the checks next time)\n"
+            "        lets a fully validated file skip the checks next time; --gpu: the subgroup\n"
+            "        checks on GPU 0, cuzk-params-gpu)\n"
             "  shape --kind porep --sector-size SIZE [--count-only] [--out FILE]\n"
             "        synthesize one PoRep partition's shape; print counts and densities\n"
             "  shape --kind window-post|winning-post --sector-size SIZE [--count-only] [--out FILE]\n"
@@ -261,10 +263,23 @@ static int cmd_info(int argc, char **argv)
 
 /* --------------------------------------------------------------- validate -- */
 
+/* validate --gpu: the subgroup checks on GPU 0 (cuzk-params-gpu) */
+static int gpu_check_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                        struct cuzk_error *err)
+{
+    return gpu_g1_check_points(self, pts, n, subgroup, bad, err);
+}
+static int gpu_check_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                        struct cuzk_error *err)
+{
+    return gpu_g2_check_points(self, pts, n, subgroup, bad, err);
+}
+
 static int cmd_validate(int argc, char **argv)
 {
     const char *path = NULL;
-    struct g16_params_read_opts o = {G16_VALIDATE_FULL, true, -1};
+    bool use_gpu = false;
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_FULL, .use_cache = true, .progress = -1};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -278,6 +293,8 @@ static int cmd_validate(int argc, char **argv)
             else return usage_error("validate: --mode: expected none, curve or full, got \"%s\"", m);
         } else if (!strcmp(argv[i], "--no-cache")) {
             o.use_cache = false;
+        } else if (!strcmp(argv[i], "--gpu")) {
+            use_gpu = true;
         } else if (!strcmp(argv[i], "--progress")) {
             o.progress = 1;
         } else if (argv[i][0] == '-' || path) {
@@ -308,7 +325,14 @@ static int cmd_validate(int argc, char **argv)
     } else if (!rc) {
         struct g16_pk pk;
         struct g16_params_read_report rep;
-        rc = g16_params_read_ex(&pk, path, &o, pool_default(), &rep, &err);
+        struct gpu_ctx *gctx = NULL;
+        if (use_gpu && (rc = gpu_ctx_new(&gctx, 0, &err)) == CUZK_E_NO_GPU)
+            cuzk_fail(&err, rc, "--gpu: this cuzk-params is built without CUDA; use cuzk-params-gpu "
+                      "(`make daemon-gpu`)");
+        struct g16_point_checker chk = {gpu_check_g1, gpu_check_g2, gctx};
+        o.checker = gctx ? &chk : NULL;
+        if (!rc) rc = g16_params_read_ex(&pk, path, &o, pool_default(), &rep, &err);
+        if (gctx) gpu_ctx_free(gctx);
         if (!rc) {
             char dh[33] = "-";
             if (rep.digest_valid) hex(dh, rep.digest, 16);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cuzk/fil_circuit.h"
+#include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
 #include "cuzk/util.h"
 
@@ -18,24 +19,42 @@ int params_cmd_setup_circuit(int argc, char **argv);
 static int setup_usage(FILE *f)
 {
     fprintf(f, "usage: cuzk-params setup --kind porep|window-post|winning-post|snap --sector-size SIZE\n"
-               "                         --out DIR [--seed S]\n"
+               "                         --out DIR [--seed S] [--gpu]\n"
                "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB (one partition's circuit: for PoRep the\n"
                "  same for V1, V1_1, synthetic and NI; for WindowPoSt the same for V1 and V1_2).\n"
                "  Writes DIR/<v28 name>.params, .vk and .shape.\n"
+               "  --gpu: the fixed-base multiplications on GPU 0 (cuzk-params-gpu, `make daemon-gpu`);\n"
+               "  the same seed gives the same files as the CPU.\n"
                "  NOT FOR PRODUCTION: the toxic waste is known to this process.\n");
     return f == stderr ? 2 : 0;
 }
 
 static double secs_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e9; }
 
+/* The GPU's fixed-base multiplications for g16_setup_with (self: the context). */
+static int gpu_fb_g1(void *self, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc, size_t n,
+                     struct cuzk_error *err)
+{
+    return gpu_g1_fixed_base(self, out, gen, sc, n, err);
+}
+static int gpu_fb_g2(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc, size_t n,
+                     struct cuzk_error *err)
+{
+    return gpu_g2_fixed_base(self, out, gen, sc, n, err);
+}
+
 int params_cmd_setup_circuit(int argc, char **argv)
 {
     const char *kind_s = NULL, *size_s = NULL, *out = NULL;
     uint64_t seed = 0;
-    bool have_seed = false;
+    bool have_seed = false, use_gpu = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) return setup_usage(stdout);
+        if (!strcmp(o, "--gpu")) {
+            use_gpu = true;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "setup: %s needs a value\n", o);
             return setup_usage(stderr);
@@ -88,7 +107,16 @@ int params_cmd_setup_circuit(int argc, char **argv)
     cuzk_rng rng;
     if (have_seed) cuzk_rng_seed(&rng, seed);
     uint64_t t1 = cuzk_now_ns();
-    if (!rc) rc = g16_setup(&pk, &s, have_seed ? &rng : NULL, pool_default(), &err);
+    struct gpu_ctx *gctx = NULL;
+    if (!rc && use_gpu) {
+        rc = gpu_ctx_new(&gctx, 0, &err);
+        if (rc == CUZK_E_NO_GPU)
+            cuzk_fail(&err, rc, "--gpu: this cuzk-params is built without CUDA; use cuzk-params-gpu "
+                      "(`make daemon-gpu`)");
+    }
+    struct g16_fixed_base fb = {gpu_fb_g1, gpu_fb_g2, gctx};
+    if (!rc) rc = g16_setup_with(&pk, &s, have_seed ? &rng : NULL, pool_default(), gctx ? &fb : NULL, &err);
+    if (gctx) gpu_ctx_free(gctx);
     if (!rc) printf("setup: %.1f s\n", secs_since(t1));
     static const char *ext[3] = {"params", "vk", "shape"};
     for (int k = 0; k < 3 && !rc; k++) {

@@ -118,6 +118,20 @@ int gpu_g2_sum_bitmap(struct gpu_ctx *ctx, g2_jac_t *out, const g2_aff_t *bases,
 int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, const struct g16_shape *s,
                  const struct g16_assignment *w, struct cuzk_error *err);
 
+/* ---- trusted setup and key validation (setup.cu) ----
+ * out[i] = sc[i] * gen (affine, (0, 0) for a zero scalar) for n Montgomery scalars: the
+ * fixed-base multiplications of g16_setup (struct g16_fixed_base), same bytes as the CPU's. */
+int gpu_g1_fixed_base(struct gpu_ctx *ctx, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc,
+                      size_t n, struct cuzk_error *err);
+int gpu_g2_fixed_base(struct gpu_ctx *ctx, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc,
+                      size_t n, struct cuzk_error *err);
+/* *bad = the index of the first of n points that is off the curve or (subgroup) outside the
+ * prime-order subgroup, n if none: g1_aff_is_on_curve / g1_aff_in_subgroup on every point. */
+int gpu_g1_check_points(struct gpu_ctx *ctx, const g1_aff_t *pts, size_t n, bool subgroup,
+                        size_t *bad, struct cuzk_error *err);
+int gpu_g2_check_points(struct gpu_ctx *ctx, const g2_aff_t *pts, size_t n, bool subgroup,
+                        size_t *bad, struct cuzk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -139,6 +139,18 @@ uint64_t g16_pk_vectors(const struct g16_pk *pk, void *v[G16_PK_VECTORS], size_t
  * is known to this process. rng NULL = OS randomness. */
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng /* cuzk_rng* or NULL */,
               struct pool *pool, struct cuzk_error *err);
+/* The same setup with the fixed-base multiplications (every key point is s_i G for the G1 or
+ * G2 generator) done by fb (the GPU's: gpu_g1_fixed_base / gpu_g2_fixed_base); the same toxic
+ * waste gives the same key, byte for byte. out[i] = sc[i] gen, affine, (0, 0) for zero. */
+struct g16_fixed_base {
+    int (*g1)(void *self, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc, size_t n,
+              struct cuzk_error *err);
+    int (*g2)(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc, size_t n,
+              struct cuzk_error *err);
+    void *self;
+};
+int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng, struct pool *pool,
+                   const struct g16_fixed_base *fb, struct cuzk_error *err);
 
 /* ----------------------------------------------------------------- proving -- */
 
@@ -226,10 +238,21 @@ int g16_params_info(struct g16_params_info *out, const char *path, struct cuzk_e
 /* g16_params_read with options. progress: -1 = automatic (files over 1 GiB print a line to
  * stderr every ~10%), 0 = off, 1 = on. use_cache: consult and (after a FULL validation)
  * write "<file>.validated". report may be NULL. */
+/* A point checker that replaces the CPU's subgroup checks of a FULL validation (the GPU's:
+ * gpu_g1_check_points / gpu_g2_check_points): *bad = index of the first of n points off the
+ * curve or outside the subgroup, n if none. The CPU then names the point it reports. */
+struct g16_point_checker {
+    int (*g1)(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+              struct cuzk_error *err);
+    int (*g2)(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+              struct cuzk_error *err);
+    void *self;
+};
 struct g16_params_read_opts {
     enum g16_validate mode;
     bool use_cache;
     int progress;
+    const struct g16_point_checker *checker;   /* NULL: all checks on the CPU */
 };
 struct g16_params_read_report {
     bool cache_hit;         /* the cache matched: curve/subgroup checks were skipped */

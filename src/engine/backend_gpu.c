@@ -75,6 +75,24 @@ static void g_unpin(void *self, void *p)
     gpu_host_unregister(p);
 }
 
+/* Key validation runs on the first device, under its lock (a load may overlap proofs). */
+static int g_check_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                      struct cuzk_error *err)
+{
+    gpu_ctx_lock(ctx_of(self, 0));
+    int rc = gpu_g1_check_points(ctx_of(self, 0), pts, n, subgroup, bad, err);
+    gpu_ctx_unlock(ctx_of(self, 0));
+    return rc;
+}
+static int g_check_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad,
+                      struct cuzk_error *err)
+{
+    gpu_ctx_lock(ctx_of(self, 0));
+    int rc = gpu_g2_check_points(ctx_of(self, 0), pts, n, subgroup, bad, err);
+    gpu_ctx_unlock(ctx_of(self, 0));
+    return rc;
+}
+
 static void g_destroy(void *self)
 {
     struct gpu_backend *b = self;
@@ -86,7 +104,8 @@ static void g_destroy(void *self)
 static const struct engine_backend_ops gpu_ops = {
     .prove = g_prove, .info = g_info, .lock = g_lock, .unlock = g_unlock,
     .load_shape = g_load_shape, .load_pk = g_load_pk, .unload = g_unload, .stage = g_stage,
-    .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .destroy = g_destroy,
+    .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .check_g1 = g_check_g1,
+    .check_g2 = g_check_g2, .destroy = g_destroy,
 };
 
 /* "[0, 1]" */

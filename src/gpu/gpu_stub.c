@@ -126,3 +126,33 @@ int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
 }
 void gpu_host_unregister(void *p) { (void)p; }
 void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt) { (void)ctx, (void)opt; }
+
+int gpu_g1_fixed_base(struct gpu_ctx *ctx, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc,
+                      size_t n, struct cuzk_error *err)
+{
+    (void)ctx, (void)out, (void)gen, (void)sc, (void)n;
+    return NO_GPU(err);
+}
+
+int gpu_g2_fixed_base(struct gpu_ctx *ctx, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc,
+                      size_t n, struct cuzk_error *err)
+{
+    (void)ctx, (void)out, (void)gen, (void)sc, (void)n;
+    return NO_GPU(err);
+}
+
+int gpu_g1_check_points(struct gpu_ctx *ctx, const g1_aff_t *pts, size_t n, bool subgroup,
+                        size_t *bad, struct cuzk_error *err)
+{
+    (void)ctx, (void)pts, (void)n, (void)subgroup;
+    *bad = n;
+    return NO_GPU(err);
+}
+
+int gpu_g2_check_points(struct gpu_ctx *ctx, const g2_aff_t *pts, size_t n, bool subgroup,
+                        size_t *bad, struct cuzk_error *err)
+{
+    (void)ctx, (void)pts, (void)n, (void)subgroup;
+    *bad = n;
+    return NO_GPU(err);
+}

@@ -521,6 +521,27 @@ static bool cache_store(const char *path, const struct cache_key *k, const char 
 
 /* ------------------------------------------------------------------- read -- */
 
+/* The subgroup checks of a FULL validation by the caller's checker, after the CPU pass did
+ * the curve checks; a point it reports is checked again on the CPU for the message. */
+static int checker_pass(const struct g16_point_checker *c, const struct sect *secs, int nsec,
+                        const char *path, struct cuzk_error *err)
+{
+    for (int k = 0; k < nsec; k++) {
+        const struct sect *s = &secs[k];
+        size_t bad = (size_t)s->n;
+        int rc = s->g2 ? c->g2(c->self, s->dst, (size_t)s->n, true, &bad, err)
+                       : c->g1(c->self, s->dst, (size_t)s->n, true, &bad, err);
+        if (rc) return cuzk_fail_prefix(err, rc, "%s: %s: point checker", path, SECT_NAME[s->id]);
+        if (bad >= s->n) continue;
+        const char *why = "rejected by the point checker (the CPU check passes: checker fault)";
+        rc = s->g2 ? chk_g2((const g2_aff_t *)s->dst + bad, G16_VALIDATE_FULL, &why)
+                   : chk_g1((const g1_aff_t *)s->dst + bad, G16_VALIDATE_FULL, &why);
+        return cuzk_fail(err, rc ? rc : CUZK_E_INTERNAL, "%s: %s[%zu]: %s", path, SECT_NAME[s->id],
+                         bad, why);
+    }
+    return CUZK_OK;
+}
+
 int g16_params_read(struct g16_pk *pk, const char *path, enum g16_validate mode,
                     struct pool *pool, struct cuzk_error *err)
 {
@@ -619,12 +640,16 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     struct progress pr;
     char cached[33] = {0};
     bool want_digest = o->mode != G16_VALIDATE_NONE;
+    /* with a checker, the CPU passes check the curve and the checker the subgroups */
+    bool ext = o->checker && o->mode == G16_VALIDATE_FULL;
+    enum g16_validate cpu_mode = ext ? G16_VALIDATE_CURVE : o->mode;
     /* Check inline with the decode unless a cache entry could let us skip the checks. */
     bool maybe_hit = want_digest && o->use_cache && cache_lookup(path, &key, cached);
     unsigned flags = PASS_DECODE | (want_digest ? PASS_HASH : 0) |
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
     progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
-    rc = run_pass(map, secs, 5, res, flags, o->mode, pool, &pr, path, err);
+    rc = run_pass(map, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
+    if (!rc && ext && (flags & PASS_CHECK)) rc = checker_pass(o->checker, secs, 5, path, err);
     if (rc) goto out;
     rep->read_ns = cuzk_now_ns() - t0;
 
@@ -656,7 +681,8 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
         } else {
             if (!(flags & PASS_CHECK)) {
                 progress_start(&pr, progress, path, "checking", body);
-                rc = run_pass(map, secs, 5, res, PASS_CHECK, o->mode, pool, &pr, path, err);
+                rc = run_pass(map, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
+                if (!rc && ext) rc = checker_pass(o->checker, secs, 5, path, err);
                 if (rc) goto out;
             }
             if (o->mode == G16_VALIDATE_FULL && o->use_cache) rep->cache_written = cache_store(path, &key, hex);

@@ -197,8 +197,34 @@ static int random_nonzero(fr_t *out, cuzk_rng *rng, struct cuzk_error *err)
 
 static bool bit(const uint64_t *bm, uint64_t i) { return (bm[i / 64] >> (i % 64)) & 1; }
 
+/* The fixed-base multiplications of one setup: the CPU tables, or the caller's multiplier. */
+struct fbm {
+    const struct g16_fixed_base *ext;
+    struct g1_fb g1;
+    struct g2_fb g2;
+    struct pool *pool;
+};
+static int fbm_g1(struct fbm *m, g1_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+{
+    if (m->ext) return m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err);
+    int rc = g1_fb_mul(out, &m->g1, sc, n, m->pool);
+    return rc ? cuzk_fail(err, rc, "g16_setup: out of memory in the G1 fixed-base multiplications") : CUZK_OK;
+}
+static int fbm_g2(struct fbm *m, g2_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+{
+    if (m->ext) return m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err);
+    int rc = g2_fb_mul(out, &m->g2, sc, n, m->pool);
+    return rc ? cuzk_fail(err, rc, "g16_setup: out of memory in the G2 fixed-base multiplications") : CUZK_OK;
+}
+
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct pool *pool,
               struct cuzk_error *err)
+{
+    return g16_setup_with(pk, s, rng_v, pool, NULL, err);
+}
+
+int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct pool *pool,
+                   const struct g16_fixed_base *fb, struct cuzk_error *err)
 {
     memset(pk, 0, sizeof *pk);
     if (!s->a.row_ptr || !s->b.row_ptr || !s->c.row_ptr)
@@ -225,8 +251,7 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
     fr_t *lag = cuzk_malloc(n * sizeof *lag);
     fr_t *uvw = cuzk_calloc(3 * nv + 1, sizeof *uvw);
     fr_t *sc = cuzk_malloc((n > nv ? n : nv) * sizeof *sc);   /* scalars of one query */
-    struct g1_fb fb1 = {0};
-    struct g2_fb fb2 = {0};
+    struct fbm m = {.ext = fb, .pool = pool};
     if (!lag || !uvw || !sc) goto oom;
 
     /* Lagrange basis at tau over the domain: L_j(tau) = iNTT(tau^0, ..., tau^(N-1))[j]. */
@@ -241,9 +266,11 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
     const fr_t *u = qc.uvw[0], *v = qc.uvw[1], *w = qc.uvw[2];
 
     size_t n_g1 = (n - 1) + nv + nv + nv, n_g2 = nv;
-    rc = g1_fb_init(&fb1, &G1_GENERATOR, n_g1, pool);
-    if (!rc) rc = g2_fb_init(&fb2, &G2_GENERATOR, n_g2, pool);
-    if (rc) goto oom;
+    if (!fb) {
+        rc = g1_fb_init(&m.g1, &G1_GENERATOR, n_g1, pool);
+        if (!rc) rc = g2_fb_init(&m.g2, &G2_GENERATOR, n_g2, pool);
+        if (rc) goto oom;
+    }
 
     /* H: tau^i Z(tau) / delta, i < N - 1 */
     pk->n_h = n - 1;
@@ -255,7 +282,7 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
         sc[i] = cur;
         fr_mul(&cur, &cur, &tau);
     }
-    if ((rc = g1_fb_mul(pk->h, &fb1, sc, n - 1, pool))) goto oom;
+    if ((rc = fbm_g1(&m, pk->h, sc, n - 1, err))) goto fail;
 
     /* IC (inputs, / gamma) and L (aux, / delta): beta u + alpha v + w */
     for (size_t i = 0; i < nv; i++) {
@@ -276,8 +303,8 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
     pk->n_l = na;
     pk->l = cuzk_malloc((na ? na : 1) * sizeof(g1_aff_t));
     if (!pk->vk.ic || !pk->l) goto oom;
-    if ((rc = g1_fb_mul(pk->vk.ic, &fb1, sc, ni, pool))) goto oom;
-    if ((rc = g1_fb_mul(pk->l, &fb1, sc + ni, na, pool))) goto oom;
+    if ((rc = fbm_g1(&m, pk->vk.ic, sc, ni, err))) goto fail;
+    if ((rc = fbm_g1(&m, pk->l, sc + ni, na, err))) goto fail;
 
     /* A: u for all inputs, then A-dense aux. bellperson drops the identities, i.e. the
      * variables with u(tau) = 0; for a random tau that is exactly "no nonzero coefficient in
@@ -291,7 +318,7 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
     pk->n_a = k;
     pk->a = cuzk_malloc((k ? k : 1) * sizeof(g1_aff_t));
     if (!pk->a) goto oom;
-    if ((rc = g1_fb_mul(pk->a, &fb1, sc, k, pool))) goto oom;
+    if ((rc = fbm_g1(&m, pk->a, sc, k, err))) goto fail;
 
     /* B: v for B-dense inputs, then B-dense aux, in G1 and G2 */
     k = 0;
@@ -304,8 +331,8 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct 
     pk->b_g1 = cuzk_malloc((k ? k : 1) * sizeof(g1_aff_t));
     pk->b_g2 = cuzk_malloc((k ? k : 1) * sizeof(g2_aff_t));
     if (!pk->b_g1 || !pk->b_g2) goto oom;
-    if ((rc = g1_fb_mul(pk->b_g1, &fb1, sc, k, pool))) goto oom;
-    if ((rc = g2_fb_mul(pk->b_g2, &fb2, sc, k, pool))) goto oom;
+    if ((rc = fbm_g1(&m, pk->b_g1, sc, k, err))) goto fail;
+    if ((rc = fbm_g2(&m, pk->b_g2, sc, k, err))) goto fail;
 
     /* verifying key */
     {
@@ -345,7 +372,7 @@ done:
     cuzk_free(lag);
     cuzk_free(uvw);
     cuzk_free(sc);
-    cuzk_free(fb1.t);
-    cuzk_free(fb2.t);
+    cuzk_free(m.g1.t);
+    cuzk_free(m.g2.t);
     return rc;
 }

@@ -90,7 +90,7 @@ TEST_T(porep_2k_proof_verifies, 900)
     struct g16_shape s;
     uint64_t t0 = cuzk_now_ns();
     /* the fixture made these keys in-process; the daemon test covers the validating load */
-    struct g16_params_read_opts o = {G16_VALIDATE_NONE, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_NONE, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&pk, fx.params, &o, pool_default(), NULL, err), err);
     ASSERT_OK(g16_shape_load(&s, fx.shape, err), err);
     ASSERT_OK(g16_vk_read(&vk, fx.vk, err), err);

@@ -243,7 +243,7 @@ static void expect_read(const uint8_t *bytes, size_t n, enum g16_validate mode, 
     put_file(p, bytes, n);
     struct g16_pk pk;
     struct cuzk_error errbuf = {0}, *err = &errbuf;
-    struct g16_params_read_opts o = {mode, false, 0};
+    struct g16_params_read_opts o = {.mode = mode, .use_cache = false, .progress = 0};
     ASSERT_CODE(g16_params_read_ex(&pk, p, &o, NULL, NULL, err), code, err);
     if (needle) ASSERT_STR_CONTAINS(err->msg, needle);
     if (code) ASSERT_STR_CONTAINS(err->msg, "bad.params");
@@ -322,7 +322,7 @@ TEST(params_roundtrip_matches_independent_layout)
     ASSERT_MEM_EQ(got, want.b, n);
 
     for (int mode = G16_VALIDATE_NONE; mode <= G16_VALIDATE_FULL; mode++) {
-        struct g16_params_read_opts o = {(enum g16_validate)mode, false, 0};
+        struct g16_params_read_opts o = {.mode = (enum g16_validate)mode, .use_cache = false, .progress = 0};
         ASSERT_OK(g16_params_read_ex(&back, p1, &o, NULL, NULL, err), err);
         assert_pk_eq(&pk, &back);
         g16_pk_free(&back);
@@ -639,7 +639,7 @@ TEST(first_bad_point_across_chunks)
     struct pool *pool = pool_new(4, err);
     ASSERT(pool);
     struct g16_pk back;
-    struct g16_params_read_opts o = {G16_VALIDATE_CURVE, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&back, p, &o, pool, NULL, err), err);
     assert_pk_eq(&pk, &back);
     g16_pk_free(&back);
@@ -678,7 +678,7 @@ TEST(digest_cache_skips_and_invalidates)
     snprintf(cp, sizeof cp, "%s.validated", p);
     ASSERT_OK(g16_params_write(&pk, p, err), err);
     ASSERT(access(cp, F_OK) != 0);
-    struct g16_params_read_opts full = {G16_VALIDATE_FULL, true, 0};
+    struct g16_params_read_opts full = {.mode = G16_VALIDATE_FULL, .use_cache = true, .progress = 0};
     struct g16_params_read_report rep;
 
     ASSERT_OK(g16_params_read_ex(&back, p, &full, NULL, &rep, err), err);
@@ -696,13 +696,13 @@ TEST(digest_cache_skips_and_invalidates)
     /* the digest does not depend on the thread count */
     struct pool *pool3 = pool_new(3, err);
     ASSERT(pool3);
-    struct g16_params_read_opts nc0 = {G16_VALIDATE_CURVE, false, 0};
+    struct g16_params_read_opts nc0 = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&back, p, &nc0, pool3, &rep, err), err);
     ASSERT_MEM_EQ(rep.digest, d0, 16);
     g16_pk_free(&back);
     pool_free(pool3);
     /* CURVE mode may use a FULL validation record too */
-    struct g16_params_read_opts curve = {G16_VALIDATE_CURVE, true, 0};
+    struct g16_params_read_opts curve = {.mode = G16_VALIDATE_CURVE, .use_cache = true, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&back, p, &curve, NULL, &rep, err), err);
     ASSERT(rep.cache_hit);
     g16_pk_free(&back);
@@ -740,7 +740,7 @@ TEST(digest_cache_skips_and_invalidates)
     g16_pk_free(&back);
 
     /* use_cache off: never consulted */
-    struct g16_params_read_opts nc = {G16_VALIDATE_FULL, false, 0};
+    struct g16_params_read_opts nc = {.mode = G16_VALIDATE_FULL, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&back, p, &nc, NULL, &rep, err), err);
     ASSERT(!rep.cache_hit && !rep.cache_written);
     g16_pk_free(&back);
@@ -855,7 +855,7 @@ TEST(progress_lines_when_forced)
     int saved = dup(2);
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ASSERT(fd >= 0 && dup2(fd, 2) == 2);
-    struct g16_params_read_opts o = {G16_VALIDATE_CURVE, false, 1};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 1};
     int rc = g16_params_read_ex(&back, p, &o, NULL, NULL, err);
     fflush(stderr);
     dup2(saved, 2);
@@ -966,7 +966,7 @@ TEST(allocation_failures)
     const char *p = tpath("m.params"), *pv = tpath("m.vk");
     ASSERT_OK(g16_params_write(&pk, p, err), err);
     ASSERT_OK(g16_vk_write(&pk.vk, pv, err), err);
-    struct g16_params_read_opts o = {G16_VALIDATE_FULL, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_FULL, .use_cache = false, .progress = 0};
     int ok = 0;
     for (long k = 0; k < 64 && !ok; k++) {
         cuzk_alloc_fail_after(k);

@@ -309,7 +309,7 @@ static void prove_and_verify(struct circ *c, bool full)
     ASSERT_OK(g16_vk_write(&pk.vk, pv, err), err);
     struct g16_pk pkf;
     struct g16_vk vkf;
-    struct g16_params_read_opts o = {G16_VALIDATE_FULL, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_FULL, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&pkf, pp, &o, NULL, NULL, err), err);
     ASSERT_OK(g16_vk_read(&vkf, pv, err), err);
     ASSERT_OK(g16_prove(&q, &s, &pkf, &w, 1, NULL, NULL, NULL, NULL, NULL, err), err);

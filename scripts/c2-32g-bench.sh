@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# c2-32g-bench.sh: PoRep C2 end to end through the CUDA daemon on one GPU, in one run: a local
+# key made on the GPU (`cuzk-params-gpu setup --gpu`, NOT FOR PRODUCTION), a generated C1
+# output, the daemon on a config pointing at the key (first load with full validation: curve
+# checks on the CPU, subgroup checks on the GPU), then `cuzk-bench batch -c COUNT -j 2` and
+# `-c 1`; every proof is verified by the daemon and one of them again apart from it
+# (`cuzk-bench verify` against the .vk). Prints seconds per proof and the host memory peak.
+#
+#   scripts/daemon-gpu-check.sh --pack DIR BUILD     (here: packs the daemon, cuzk-bench and
+#                                                     cuzk-params-gpu with their libraries)
+#   scripts/c2-32g-bench.sh DIR [OUT]                (on the GPU machine)
+#   SIZE=32GiB (default) COUNT=5 (batch size) PARAMS=dir (reuse a key made earlier there)
+#   REQUIRE_GPU=0 with a CPU build (BIN=build/bin, no loader) for a dry run at SIZE=2KiB.
+set -u
+DIR=${1:?DIR (made by daemon-gpu-check.sh --pack) or a build dir with BIN set}
+OUT=${2:-c2-bench-out}
+SIZE=${SIZE:-32GiB}
+COUNT=${COUNT:-5}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
+    LP="$DIR"
+    for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF }' | xargs -r -n1 dirname) \
+             /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+        [ -d "$d" ] && LP="$LP:$d"
+    done
+    run() { "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$@"; }
+    B="$DIR/bin"
+    DAEMON="$B/cuzk-daemon-gpu"
+    PARAMS_BIN="$B/cuzk-params-gpu"
+    GPU_FLAG=--gpu
+else
+    run() { "$@"; }
+    B="${BIN:?BIN: the bin directory of a build, when DIR is not a pack}"
+    DAEMON="$B/cuzk-daemon"
+    PARAMS_BIN="$B/cuzk-params"
+    GPU_FLAG=
+fi
+T=$(mktemp -d /tmp/cuzk-c2-XXXXXX)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+fail() { echo "c2-32g-bench: FAIL: $*"; [ -f "$OUT/daemon.log" ] && tail -20 "$OUT/daemon.log"; exit 1; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# 1. the key
+P=${PARAMS:-$T/params}
+if ! ls "$P"/v28-stacked-proof-of-replication-*.params > /dev/null 2>&1; then
+    t0=$(now)
+    run "$PARAMS_BIN" setup --kind porep --sector-size "$SIZE" --out "$P" --seed 1 $GPU_FLAG \
+        > "$OUT/setup.txt" 2>&1 || { cat "$OUT/setup.txt"; fail "setup"; }
+    cat "$OUT/setup.txt"
+    echo "setup ($SIZE, ${GPU_FLAG:-cpu}): $(secs "$t0" "$(now)") s, $(du -sh "$P" | cut -f1)"
+fi
+VK=$(ls "$P"/v28-stacked-proof-of-replication-*.vk | head -1)
+
+# 2. a C1 output
+t0=$(now)
+run "$B/cuzk-bench" gen-vanilla porep --sector-size "$SIZE" -o "$T/c1.json" > "$OUT/gen.txt" 2>&1 ||
+    { cat "$OUT/gen.txt"; fail "gen-vanilla"; }
+echo "gen-vanilla: $(secs "$t0" "$(now)") s"
+
+# 3. the daemon, full validation on first load
+cat > "$T/cuzk.toml" <<EOF
+[srs]
+param_cache = "$P"
+validation = "full"
+EOF
+ADDR="unix://$T/cuzk.sock"
+if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
+    "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
+        > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
+else
+    "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
+fi
+PID=$!
+i=0
+until grep -q "cuzk-daemon ready" "$OUT/daemon.out" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || fail "not ready after 60 s"
+    kill -0 $PID 2>/dev/null || fail "daemon exited before ready"
+    sleep 0.1
+done
+[ "${REQUIRE_GPU:-1}" = 0 ] || grep -q "GPU 0:" "$OUT/daemon.log" || fail "the daemon found no GPU"
+ID=porep-$(echo "$SIZE" | tr "A-Z" "a-z" | sed "s/ib$//")
+t0=$(now)
+run "$B/cuzk-bench" -a "$ADDR" preload -c "$ID" > "$OUT/preload.txt" 2>&1 || { cat "$OUT/preload.txt"; fail "preload $ID"; }
+echo "first load of the key (full validation): $(secs "$t0" "$(now)") s"
+grep "SRS read" "$OUT/daemon.log" | tail -1
+
+# 4. proofs: one apart from the daemon, then the batches
+run "$B/cuzk-bench" -a "$ADDR" single -t porep --c1 "$T/c1.json" --proof-out "$T/proof.bin" > "$OUT/single.txt" 2>&1 ||
+    { cat "$OUT/single.txt"; fail "single"; }
+run "$B/cuzk-bench" verify --kind porep --c1 "$T/c1.json" --vk "$VK" --proof "$T/proof.bin" > "$OUT/verify.txt" 2>&1 ||
+    { cat "$OUT/verify.txt"; fail "the returned proof does not verify apart from the daemon"; }
+tail -1 "$OUT/verify.txt"
+for spec in "$COUNT 2" "1 1"; do
+    set -- $spec
+    run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$1" -j "$2" > "$OUT/batch-c$1-j$2.txt" 2>&1 ||
+        { cat "$OUT/batch-c$1-j$2.txt"; fail "batch -c $1 -j $2"; }
+    cat "$OUT/batch-c$1-j$2.txt"
+done
+grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
+kill -TERM "$PID"
+wait "$PID" || fail "daemon exit status $?"
+PID=
+echo "c2-32g-bench: PASS"
