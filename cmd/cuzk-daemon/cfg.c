@@ -51,7 +51,7 @@ const char cfg_default_toml[] =
     "socket_mode = \"0660\"                       # unix socket permissions (owner and group)\n"
     "max_queued_jobs = 1000                    # unfinished jobs accepted at once\n"
     "max_waiters = 512                         # AwaitProof / Prove calls waiting at once\n"
-    "max_large_requests = 2                    # requests over 1 MiB decoded at once\n"
+    "max_large_requests = 1                    # requests over 1 MiB decoded at once\n"
     "\n"
     "[memory]\n"
     "total_budget = \"auto\"                     # \"auto\" = MemTotal - safety_margin\n"
@@ -102,7 +102,7 @@ void cfg_defaults(struct cuzk_config *c)
     c->socket_mode = 0660;
     c->max_queued_jobs = 1000;
     c->max_waiters = 512;
-    c->max_large_requests = 2;
+    c->max_large_requests = 1;
     c->budget_auto = true;
     c->safety_margin = 5 * GiB;
     c->eviction_min_idle_ms = 300 * 1000;

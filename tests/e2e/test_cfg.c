@@ -204,3 +204,49 @@ TEST(gpu_option_keys)
     ASSERT_CODE(parse(&c, "[gpus]\ntrace = \"yes\"\n", &w, err), CUZK_E_FORMAT, err);
     ASSERT_STR_CONTAINS(err->msg, "[gpus] trace = \"yes\": expected true or false");
 }
+
+/* issue 28: the security and admission keys, and durations that would wrap as nanoseconds */
+TEST(security_and_admission_keys)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    cfg_defaults(&c);
+    ASSERT_EQ_INT(c.socket_mode, 0660);
+    ASSERT_EQ_INT(c.max_queued_jobs, 1000);
+    ASSERT_EQ_INT(c.max_waiters, 512);
+    ASSERT_EQ_INT(c.max_large_requests, 1);
+    ASSERT(!c.allow_insecure_remote && !c.tls_cert[0] && !c.auth_token_file[0]);
+    ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0600\"\ntls_cert = \"/etc/cuzk/s.pem\"\n"
+                        "tls_key = \"/etc/cuzk/s.key\"\ntls_client_ca = \"/etc/cuzk/ca.pem\"\n"
+                        "auth_token_file = \"/etc/cuzk/token\"\nallow_insecure_remote = true\n"
+                        "max_queued_jobs = 7\nmax_waiters = 3\nmax_large_requests = 2\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+    ASSERT_EQ_INT(c.socket_mode, 0600);
+    ASSERT(!strcmp(c.tls_client_ca, "/etc/cuzk/ca.pem") && c.allow_insecure_remote);
+    ASSERT_EQ_INT(c.max_queued_jobs, 7);
+    ASSERT_EQ_INT(c.max_waiters, 3);
+    ASSERT_EQ_INT(c.max_large_requests, 2);
+    ASSERT_CODE(parse(&c, "[daemon]\nsocket_mode = \"0999\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[daemon] socket_mode = \"0999\": expected an octal permission mode");
+    ASSERT_CODE(parse(&c, "[daemon]\nsocket_mode = \"0066\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_CODE(parse(&c, "[daemon]\ntls_cert = \"server.pem\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "expected an absolute file path");
+    ASSERT_CODE(parse(&c, "[daemon]\nmax_queued_jobs = 0\n", &w, err), CUZK_E_FORMAT, err);
+    /* durations: the largest accepted value still fits in nanoseconds */
+    ASSERT_OK(parse(&c, "[daemon]\nresult_retention = \"36500d\"\n", &w, err), err);
+    ASSERT_EQ_U64(c.result_retention_ms, CFG_DURATION_MAX_MS);
+    ASSERT(c.result_retention_ms <= UINT64_MAX / 1000000);
+    ASSERT_CODE(parse(&c, "[daemon]\nresult_retention = 18446744074\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_CODE(parse(&c, "[daemon]\nresult_retention = \"18446744074\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_CODE(parse(&c, "[memory]\neviction_min_idle = \"36501d\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "at most \"36500d\"");
+    /* a socket path a socket address cannot hold, or inside /proc: refused by the reader */
+    char t[400], longp[200];
+    memset(longp, 'x', 120);
+    longp[120] = 0;
+    snprintf(t, sizeof t, "[daemon]\nlisten = \"unix:///run/%s\"\n", longp);
+    ASSERT_CODE(parse(&c, t, &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "holds at most 107");
+    ASSERT_CODE(parse(&c, "[daemon]\nlisten = \"unix:///proc/x.sock\"\n", &w, err), CUZK_E_FORMAT, err);
+}
