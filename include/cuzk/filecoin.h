@@ -173,8 +173,9 @@ int fil_c1_write_wrapper(char **out, size_t *out_len, const struct fil_c1 *c, st
 int fil_base64_decode(uint8_t **out, size_t *out_len, const char *in, size_t n, struct cuzk_error *err);
 char *fil_base64_encode(const uint8_t *in, size_t n, size_t *out_len);   /* NULL: no memory */
 
-/* Synthetic, internally consistent C1 for proof p (gen-vanilla): random data and replica
- * id derived as upstream from (miner_id, sector_num, ticket, comm_d); sparse trees whose
+/* Synthetic, internally consistent C1 for proof p (gen-vanilla): zero data (a CC sector) and
+ * replica id derived as upstream from (miner_id, sector_num, ticket, comm_d, porep_id), so the
+ * daemon's replica-id check accepts it; sparse trees whose
  * untouched subtrees are random; labels of challenged nodes computed with SHA-256 from their
  * parents' columns. Deterministic in seed. */
 int fil_c1_generate(struct fil_c1 *out, const struct fil_seal_proof *p, uint64_t miner_id,

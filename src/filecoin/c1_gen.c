@@ -1,7 +1,8 @@
 /* c1_gen.c: synthetic but internally consistent C1 outputs (gen-vanilla). Only the nodes a
  * proof touches are materialized: challenged nodes get real SDR labels (SHA-256 over their
- * parents' values, recursively when a parent is itself challenged), every other node value,
- * data leaf and untouched subtree root is pseudo-random; sparse Merkle trees (SHA-256 tree D,
+ * parents' values, recursively when a parent is itself challenged), every other node value
+ * and untouched subtree root of trees R and C is pseudo-random, the data is zero (a CC sector,
+ * so comm_d is known first and replica_id is derived as upstream); sparse Merkle trees (SHA-256 tree D,
  * Poseidon trees R and C) are hashed bottom-up over the touched paths only. Any sector size
  * takes well under a second. */
 #include <stdlib.h>
@@ -116,18 +117,25 @@ int fil_c1_generate(struct fil_c1 *out, const struct fil_seal_proof *p, uint64_t
     uint8_t sb[8];
     for (int i = 0; i < 8; i++) sb[i] = (uint8_t)(seed >> (8 * i));
     fil_sha256(G.key, sb, 8);
-    (void)miner_id;
 
     out->proof = p;
     out->sector_num = sector_num;
     out->sector_size = p->sector_size;
     out->partitions = p->partitions;
     out->challenges = p->challenges;
-    /* The replica id is random: deriving it from (prover_id, sector, ticket, comm_d) would
-     * need comm_d first, but a sparse tree D's root depends on the challenged leaves, which
-     * depend on the replica id. C2 never re-derives it. */
-    fil_prf(out->replica_id, G.key, TAG_MISC, 1, 0);
+    /* The sector holds zero data (a CC sector): tree D's root is then known before the
+     * challenges, so the replica id is derived as upstream does, from (prover_id, sector,
+     * ticket, comm_d, porep_id), and the daemon's replica-id check accepts the C1. (A sparse
+     * tree of random data would need the replica id first: its root depends on the
+     * challenged leaves.) */
     fil_prf(out->ticket, G.key, TAG_MISC, 2, 0);
+    struct fil_stree td0;
+    fil_stree_init_sha_zeros(&td0, G.cfg.tree_d_depth);
+    fil_stree_root(&td0, out->comm_d);
+    uint8_t prover[32], porep_id[32];
+    fil_prover_id(prover, miner_id);
+    fil_porep_id(porep_id, p);
+    fil_replica_id(out->replica_id, prover, sector_num, out->ticket, out->comm_d, porep_id);
     fil_prf(out->seed, G.key, TAG_MISC, 3, 0);
     memcpy(G.replica_id, out->replica_id, 32);
 
@@ -162,7 +170,7 @@ int fil_c1_generate(struct fil_c1 *out, const struct fil_seal_proof *p, uint64_t
     for (size_t i = 0; i < total; i++) {
         uint64_t c = all[i];
         uint8_t rows[POREP_MAX_LAYERS][32], data[32];
-        fil_prf(data, G.key, TAG_DATA, c, 0);
+        memset(data, 0, sizeof data);   /* zero data: see the replica id above */
         column_of(&G, rows, c);
         ld[i].idx = c;
         memcpy(ld[i].v, data, 32);
@@ -183,7 +191,7 @@ int fil_c1_generate(struct fil_c1 *out, const struct fil_seal_proof *p, uint64_t
             if ((rc = column_hash(lc[nc++].v, (const uint8_t(*)[32])rows, L, err))) goto done;
         }
     }
-    fil_stree_init_sha(&td, G.key, TAG_TREE_D, G.cfg.tree_d_depth);
+    fil_stree_init_sha_zeros(&td, G.cfg.tree_d_depth);
     unsigned nb = G.cfg.base_levels;
     fil_stree_init_poseidon(&tr, G.key, TAG_TREE_R, G.cfg.base_arity, nb, G.cfg.sub_arity, G.cfg.top_arity);
     fil_stree_init_poseidon(&tc, G.key, TAG_TREE_C, G.cfg.base_arity, nb, G.cfg.sub_arity, G.cfg.top_arity);

@@ -43,6 +43,20 @@ void fil_stree_init_sha(struct fil_stree *t, const uint8_t key[32], unsigned tag
     for (unsigned l = 0; l < levels; l++) t->arity[l] = 2;
 }
 
+void fil_stree_init_sha_zeros(struct fil_stree *t, unsigned levels)
+{
+    fil_stree_init_sha(t, NULL, 0, levels);
+    t->zeros = true;
+    memset(t->zero[0], 0, 32);
+    for (unsigned l = 0; l < levels && l < FIL_MAX_LEVELS; l++) {
+        uint8_t two[64];
+        memcpy(two, t->zero[l], 32);
+        memcpy(two + 32, t->zero[l], 32);
+        fil_sha256(t->zero[l + 1], two, 64);
+        t->zero[l + 1][31] &= 0x3f;
+    }
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     uint64_t x = ((const struct fil_stree_entry *)a)->idx, y = ((const struct fil_stree_entry *)b)->idx;
@@ -59,6 +73,7 @@ void fil_stree_get(const struct fil_stree *t, uint8_t out[32], unsigned level, u
         else hi = mid;
     }
     if (lo < t->n[level] && e[lo].idx == idx) memcpy(out, e[lo].v, 32);
+    else if (t->zeros) memcpy(out, t->zero[level], 32);
     else fil_prf(out, t->key, t->tag, level, idx);
 }
 

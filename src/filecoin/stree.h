@@ -27,6 +27,8 @@ struct fil_stree {
     unsigned n_base, n_sub, n_top;      /* the split MerkleProof reports (8-8-0 trees have a
                                          * sub level of the base arity) */
     bool sha;                           /* SHA-256 tree D (arity 2) instead of Poseidon */
+    bool zeros;                         /* untouched nodes are zero[level] (all-zero data) */
+    uint8_t zero[FIL_MAX_LEVELS + 1][32];
     const uint8_t *key;                 /* PRF key of the untouched nodes (kept by the caller) */
     struct fil_stree_entry *lv[FIL_MAX_LEVELS + 1];     /* touched nodes per level, sorted */
     size_t n[FIL_MAX_LEVELS + 1];
@@ -38,6 +40,10 @@ void fil_stree_init_poseidon(struct fil_stree *t, const uint8_t key[32], unsigne
                              unsigned nb, unsigned sub, unsigned top);
 /* A SHA-256 binary tree of `levels` levels. */
 void fil_stree_init_sha(struct fil_stree *t, const uint8_t key[32], unsigned tag, unsigned levels);
+/* A SHA-256 tree D over all-zero data (a CC sector): every untouched node is the root of a
+ * zero subtree, so the root (comm_d) is known before any leaf is chosen and the generator
+ * can derive replica_id from it as upstream does. */
+void fil_stree_init_sha_zeros(struct fil_stree *t, unsigned levels);
 /* Hash the tree over n touched leaves (any order; duplicates must carry equal values). Takes
  * ownership of leaves (allocated with cuzk_malloc), also on failure. */
 int fil_stree_build(struct fil_stree *t, struct fil_stree_entry *leaves, size_t n,
