@@ -65,8 +65,8 @@ $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # ---- programs ----
-# bench_gpu.c (the gpu-* subcommands) goes into cuzk-bench-gpu only (GPU section)
-BENCH_SRC  := $(filter-out cmd/cuzk-bench/bench_gpu.c,$(wildcard cmd/cuzk-bench/*.c))
+# bench_gpu*.c (the gpu-* subcommands) go into cuzk-bench-gpu only (GPU section)
+BENCH_SRC  := $(filter-out cmd/cuzk-bench/bench_gpu%,$(wildcard cmd/cuzk-bench/*.c))
 PARAMS_SRC := $(wildcard cmd/cuzk-params/*.c)
 $(BUILD)/bin/cuzk-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -248,7 +248,8 @@ GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
 # other subcommands' libraries on the GPU machine.
-GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o
+GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o \
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o
 # the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h
 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o: ALL_CFLAGS += -Isrc/gpu
 
@@ -262,9 +263,10 @@ $(GPU_TEST_BINS): $(BUILD)/tests/gpu/%: tests/gpu/%.c $(BUILD)/obj/tests/test_ma
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -Isrc/gpu -o $@ $< $(BUILD)/obj/tests/test_main.o $(GPU_LIB) $(CORE_LIB) \
 	    $(CUDA_LIBS) -lm $(ALL_LDFLAGS)
-$(GPU_BENCH): $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB)
+# gpu-circuit generates its witnesses with libcuzk_fil.a (only its jansson-free members link)
+$(GPU_BENCH): $(GPU_BENCH_OBJ) $(BUILD)/lib/libcuzk_fil.a $(GPU_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_BENCH_OBJ) $(GPU_LIB) $(CORE_LIB) $(CUDA_LIBS) -lm
+	$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_BENCH_OBJ) $(BUILD)/lib/libcuzk_fil.a $(GPU_LIB) $(CORE_LIB) $(CUDA_LIBS) -lm
 
 gpu: $(GPU_LIB) $(GPU_TEST_BINS) $(GPU_BENCH)
 # Host-only check of the device field product (PTX carries emulated in C) against GMP: nvcc, no GPU.

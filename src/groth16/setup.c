@@ -162,19 +162,28 @@ struct qap_ctx {
     fr_t *uvw[3];             /* per variable: u, v, w at tau */
 };
 
-/* One matrix per item: transposed accumulation var += coeff * L_row(tau). */
+/* Item = (matrix, variable range): transposed accumulation var += coeff * L_row(tau) over the
+ * rows in order, for the variables of the range only. Every item scans its whole matrix (a
+ * sequential read) but multiplies only its share, so all cores work on a 130M-row circuit
+ * instead of one per matrix; each variable still sums its terms in row order. */
+#define QAP_RANGES 64
 static void qap_eval(void *ctx, size_t begin, size_t end, unsigned worker)
 {
     (void)worker;
     struct qap_ctx *c = ctx;
     const struct g16_matrix *mats[3] = {&c->s->a, &c->s->b, &c->s->c};
+    uint64_t nv = (uint64_t)c->s->n_inputs + c->s->n_aux;
     for (size_t i = begin; i < end; i++) {
-        const struct g16_matrix *m = mats[i];
-        fr_t *acc = c->uvw[i], t;
+        const struct g16_matrix *m = mats[i / QAP_RANGES];
+        uint32_t lo = (uint32_t)(nv * (i % QAP_RANGES) / QAP_RANGES);
+        uint32_t hi = (uint32_t)(nv * (i % QAP_RANGES + 1) / QAP_RANGES);
+        fr_t *acc = c->uvw[i / QAP_RANGES], t;
         for (uint64_t r = 0; r < c->s->n_constraints; r++) {
             for (uint64_t k = m->row_ptr[r]; k < m->row_ptr[r + 1]; k++) {
+                uint32_t v = m->col[k];
+                if (v < lo || v >= hi) continue;
                 fr_mul(&t, &c->lag[r], &c->s->coeffs[m->coeff_idx[k]]);
-                fr_add(&acc[m->col[k]], &acc[m->col[k]], &t);
+                fr_add(&acc[v], &acc[v], &t);
             }
         }
     }
@@ -193,6 +202,33 @@ static int random_nonzero(fr_t *out, cuzk_rng *rng, struct cuzk_error *err)
         fr_from_wide_le(out, b);
     } while (fr_is_zero(out));
     return CUZK_OK;
+}
+
+struct ic_l_ctx {
+    const fr_t *u, *v, *w;
+    fr_t *sc;
+    const fr_t *alpha, *beta, *gamma_inv, *delta_inv;
+    size_t ni;
+    _Atomic size_t zero;      /* first aux variable whose scalar is zero (SIZE_MAX: none) */
+};
+
+static void ic_l_scalars(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    struct ic_l_ctx *c = ctx;
+    for (size_t i = begin; i < end; i++) {
+        fr_t t;
+        fr_mul(&c->sc[i], c->beta, &c->u[i]);
+        fr_mul(&t, c->alpha, &c->v[i]);
+        fr_add(&c->sc[i], &c->sc[i], &t);
+        fr_add(&c->sc[i], &c->sc[i], &c->w[i]);
+        fr_mul(&c->sc[i], &c->sc[i], i < c->ni ? c->gamma_inv : c->delta_inv);
+        if (i >= c->ni && fr_is_zero(&c->sc[i])) {
+            size_t cur = atomic_load(&c->zero);
+            while (i < cur && !atomic_compare_exchange_weak(&c->zero, &cur, i)) {
+            }
+        }
+    }
 }
 
 static bool bit(const uint64_t *bm, uint64_t i) { return (bm[i / 64] >> (i % 64)) & 1; }
@@ -262,7 +298,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     fr_sub(&z_tau, &z_tau, &FR_ONE);
     g16_ntt(lag, lg, true, pool);
     struct qap_ctx qc = {s, lag, {uvw, uvw + nv, uvw + 2 * nv}};
-    pool_parallel_for(pool, 3, 1, qap_eval, &qc);
+    pool_parallel_for(pool, 3 * QAP_RANGES, 1, qap_eval, &qc);
     const fr_t *u = qc.uvw[0], *v = qc.uvw[1], *w = qc.uvw[2];
 
     size_t n_g1 = (n - 1) + nv + nv + nv, n_g2 = nv;
@@ -285,16 +321,12 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     if ((rc = fbm_g1(&m, pk->h, sc, n - 1, err))) goto fail;
 
     /* IC (inputs, / gamma) and L (aux, / delta): beta u + alpha v + w */
-    for (size_t i = 0; i < nv; i++) {
-        fr_t t;
-        fr_mul(&sc[i], &beta, &u[i]);
-        fr_mul(&t, &alpha, &v[i]);
-        fr_add(&sc[i], &sc[i], &t);
-        fr_add(&sc[i], &sc[i], &w[i]);
-        fr_mul(&sc[i], &sc[i], i < ni ? &gamma_inv : &delta_inv);
-        if (i >= ni && fr_is_zero(&sc[i])) {
+    {
+        struct ic_l_ctx c = {u, v, w, sc, &alpha, &beta, &gamma_inv, &delta_inv, ni, SIZE_MAX};
+        pool_parallel_for(pool, nv, 1 << 14, ic_l_scalars, &c);
+        if (c.zero != SIZE_MAX) {
             rc = cuzk_fail(err, CUZK_E_INVALID_ARG, "g16_setup: aux variable %zu is unconstrained "
-                           "(appears in no constraint with a nonzero coefficient)", i - ni);
+                           "(appears in no constraint with a nonzero coefficient)", (size_t)c.zero - ni);
             goto fail;
         }
     }

@@ -912,7 +912,7 @@ TEST_T(porep_through_daemon, 900)
     snprintf(path, sizeof path, "%s/%s.shape", d.dir, fx.stem);
     ASSERT_MSG(stat(path, &st) == 0 && st.st_size > 0, "no cached shape at %s", path);
     char *log = h_slurp(d.err_path);
-    ASSERT_STR_CONTAINS(log, "building PoRep shape");
+    ASSERT_STR_CONTAINS(log, "building the porep shape");
     ASSERT_STR_CONTAINS(log, "checks=skipped (digest cache hit)");
     free(log);
 

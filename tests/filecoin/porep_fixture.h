@@ -64,7 +64,7 @@ static void pf_write_digest_cache(const char *params)
 {
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct g16_pk pk;
-    struct g16_params_read_opts o = {G16_VALIDATE_CURVE, false, 0};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
     struct g16_params_read_report rep;
     memset(&rep, 0, sizeof rep);
     ASSERT_OK(g16_params_read_ex(&pk, params, &o, pool_default(), &rep, err), err);
