@@ -1086,15 +1086,19 @@ int cfg_check(const struct cuzk_config *c, cfg_warn_fn warn, void *warn_ctx,
         struct cuzk_error gerr;
         cuzk_error_clear(&gerr);
         int grc = gpu_device_count(&n, &gerr);
+        char list[CFG_MAX_DEVICES * 6 + 4];
+        size_t ll = 0;
+        for (unsigned i = 0; i < c->n_devices; i++)
+            ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%d", i ? ", " : "", c->devices[i]);
         for (unsigned i = 0; i < c->n_devices; i++) {
             if (grc)
-                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices lists GPU %d, which "
-                                 "cannot be used: %s. Use a CUDA build (make daemon-gpu) on a GPU "
-                                 "host, or devices = [] to prove on the CPU", c->devices[i],
-                                 gerr.msg);
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices = [%s]: GPU %d cannot be "
+                                 "used: %s. Use a CUDA build (make daemon-gpu) on a GPU host, or "
+                                 "devices = [] to prove on the CPU", list, c->devices[i], gerr.msg);
             if (c->devices[i] >= n)
-                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices lists GPU %d, but %d "
-                                 "GPU(s) were found (ordinals 0..%d)", c->devices[i], n, n - 1);
+                return cuzk_fail(err, CUZK_E_INVALID_ARG, "[gpus] devices = [%s]: GPU %d cannot be "
+                                 "used: %d GPU(s) found (ordinals 0..%d)", list, c->devices[i], n,
+                                 n - 1);
         }
     }
     /* a safety margin as large as the machine leaves the 256 MiB floor: say so */

@@ -188,8 +188,9 @@ int main(int argc, char **argv)
     clog_set_json(cfg.log_json);
     /* what cannot work on this machine is refused here, by --check-config and by a start alike */
     if (cfg_check(&cfg, warn_cb, NULL, &err)) {
-        fprintf(stderr, "cuzk-daemon: invalid configuration: %s\n", err.msg);
-        cuzk_log(CLOG_ERROR, "invalid configuration: %s", err.msg);
+        const char *what = check_only ? "invalid configuration" : "refusing to start";
+        fprintf(stderr, "cuzk-daemon: %s: %s\n", what, err.msg);
+        cuzk_log(CLOG_ERROR, "%s: %s", what, err.msg);
         return 1;
     }
     if (check_only) {

@@ -426,7 +426,7 @@ TEST_T(config_listen_path_in_proc, 30)
 TEST_T(config_gpu_devices_without_cuda, 30)
 {
     expect_config_error("[daemon]\nlisten = \"unix://%DIR%/c.sock\"\n[gpus]\ndevices = [0]\n",
-                        "[gpus] devices lists GPU 0, which cannot be used: gpu: this build has no CUDA support");
+                        "[gpus] devices = [0]: GPU 0 cannot be used: gpu: this build has no CUDA support");
 }
 
 TEST_T(config_safety_margin_larger_than_memory_warns_the_budget, 30)
