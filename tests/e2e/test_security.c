@@ -662,7 +662,7 @@ TEST_T(waiters_are_capped, 120)
     struct waiter w[2] = {{d.addr, -1}, {d.addr, -1}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, await_long, &w[i]);
-    usleep(700000);
+    usleep(1500000);   /* both waiting (the 64-partition job runs for tens of seconds) */
     Cuzk__V1__AwaitProofRequest q = CUZK__V1__AWAIT_PROOF_REQUEST__INIT;
     q.job_id = (char *)"long";
     ProtobufCMessage *m = NULL;
