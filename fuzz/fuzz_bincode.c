@@ -3,7 +3,7 @@
  * WinningPoSt 2 KiB, WindowPoSt 32 GiB, WindowPoSt 64 GiB; 4-7: SnapDeals PartitionProof for
  * 2 KiB, 8 MiB, 32 GiB, 64 GiB); the rest is the blob. An accepted blob is turned into its
  * witness (post partition / snap witness) and the parsed indices are range-checked; an accepted
- * SnapDeals blob also goes through the native check (fil_snap_partition_check). */
+ * blob also goes through its native check (fil_post_sector_proof_check, fil_snap_partition_check). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +36,13 @@ static void fuzz_post(unsigned sel, const uint8_t *d, size_t n)
     fuzz_check_err(rc, &e);
     if (rc) abort();                /* one parsed sector always fits its own config */
     fil_post_partition_free(&part);
+    /* the native check of an accepted sector (registered proofs Window V1_1 / Winning, Go
+     * numbering) may only refuse it as inconsistent */
+    static const uint64_t GO_ID[4] = {10, 0, 13, 14};
+    static const uint8_t rnd[32];
+    rc = fil_post_sector_proof_check(fil_post_proof_by_id(GO_ID[sel]), &p, rnd, 0, 0, &e);
+    fuzz_check_err(rc, &e);
+    if (rc && rc != CUZK_E_FORMAT) abort();
     fil_post_sector_proof_free(&p);
 }
 
