@@ -154,7 +154,7 @@ BENCH_CMD(prove, "prove",
         else return prove_usage();
     }
     if (o.kind) {
-        fprintf(stderr, "cuzk-bench prove: --kind %s is not supported yet\n", o.kind);
+        fprintf(stderr, "cuzk-bench prove: unknown --kind %s (porep, snap, window-post, winning-post)\n", o.kind);
         return 2;
     }
     if (strcmp(o.circuit, "synthetic")) {
