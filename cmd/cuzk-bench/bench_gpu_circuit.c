@@ -137,8 +137,16 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     fflush(stdout);
     struct gpu_ctx *ctx = NULL;
     if (!rc && !(ctx = open_gpu(dev))) rc = cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context on device %d", dev);
+    bool streamed = false;
     if (!rc) rc = pl_time(ctx, &pl, reps, false, &err);
-    if (!rc && pipeline) rc = pl_pipeline(ctx, &pl, pipeline, &err);
+    if (rc == CUZK_E_GPU_NOMEM) {
+        /* the key does not fit beside the prover's memory (WindowPoSt 32 GiB on an 80 GB card):
+         * the daemon streams it then, so time that */
+        printf("[resident] %s: the key is streamed instead\n", err.msg);
+        streamed = true;
+        rc = pl_time(ctx, &pl, reps, true, &err);
+    }
+    if (!rc && pipeline && !streamed) rc = pl_pipeline(ctx, &pl, pipeline, &err);
     if (rc) fprintf(stderr, "gpu-circuit: %s\n", err.msg);
     if (ctx) gpu_ctx_unload(ctx);
     gpu_ctx_free(ctx);
