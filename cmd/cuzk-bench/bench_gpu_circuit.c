@@ -144,7 +144,11 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
          * the daemon streams it then, so time that */
         printf("[resident] %s: the key is streamed instead\n", err.msg);
         streamed = true;
-        rc = pl_time(ctx, &pl, reps, true, &err);
+        /* a fresh context: the failed attempt's grow-only scratch stays allocated */
+        gpu_ctx_unload(ctx);
+        gpu_ctx_free(ctx);
+        ctx = open_gpu(dev);
+        rc = ctx ? pl_time(ctx, &pl, reps, true, &err) : cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context");
     }
     if (!rc && pipeline && !streamed) rc = pl_pipeline(ctx, &pl, pipeline, &err);
     if (rc) fprintf(stderr, "gpu-circuit: %s\n", err.msg);
