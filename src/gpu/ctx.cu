@@ -305,7 +305,18 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
     uint64_t need = g16_pk_vectors(pk, h, nb);
     void **d[G16_PK_VECTORS] = {&ctx->d_h, &ctx->d_l, &ctx->d_a, &ctx->d_bg1, &ctx->d_bg2};
     static const char *const names[G16_PK_VECTORS] = {"pk.h", "pk.l", "pk.a", "pk.b_g1", "pk.b_g2"};
-    int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_pk: proving key", err);
+    /* A key that fits only by leaving less than a proof's own working set (the h pipeline's
+     * three domain vectors, which the MSMs then borrow, and the witness) would make every
+     * proof fail for scratch: with the loaded shape known, that key is refused here and
+     * streamed instead (WindowPoSt 32 GiB's 56.6 GiB key on an 80 GB card). */
+    uint64_t work = 0;
+    if (ctx->shape) {
+        uint64_t n = 1;
+        while (n < ctx->shape->n_constraints) n <<= 1;
+        work = 3 * n * sizeof(fr_t) + ((uint64_t)ctx->shape->n_inputs + ctx->shape->n_aux) * sizeof(fr_t);
+    }
+    int rc = gpu_mem_check(ctx, need + work, work ? "gpu_ctx_load_pk: proving key and one proof's "
+                           "working set" : "gpu_ctx_load_pk: proving key", err);
     for (int k = 0; !rc && k < G16_PK_VECTORS; k++) rc = upload(ctx, d[k], h[k], nb[k], names[k], err);
     if (rc) {
         unload_pk(ctx);
