@@ -29,6 +29,7 @@ struct fake_gpu {
     const struct g16_pk *pk;            /* "resident" key */
     const struct g16_shape *shape;
     bool nomem;                         /* load_pk answers CUZK_E_GPU_NOMEM */
+    unsigned delay_us;                  /* extra time per prove: a slower card */
     unsigned calls, unloads, freed;
 };
 
@@ -150,7 +151,7 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
         violations_mixed++;
     }
     pthread_mutex_unlock(&rec_mu);
-    usleep(3000);   /* widen the window in which a second worker could overlap */
+    usleep(3000 + g->delay_us);   /* widen the window in which a second worker could overlap */
     int rc = g16_backend_cpu(out, s, pk, w, NULL, t, err);
     __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
     return rc;
@@ -358,6 +359,29 @@ TEST_T(fake_gpus_lock_affinity_tiers_status, 120)
     ASSERT_EQ_U64(n_unpins, 5);   /* the failed entry had nothing to unpin */
     ASSERT_EQ_U64(fakes[0].freed, 1);   /* the engine owned and freed both contexts */
     ASSERT_EQ_U64(fakes[1].freed, 1);
+}
+
+/* Two cards of different speeds (the second 15x slower per partition): every job completes,
+ * the fast card takes most partitions and the slow one still takes some; neither starves. */
+TEST_T(fake_gpus_of_different_speeds_both_prove, 120)
+{
+    struct engine *e = start();
+    fakes[1].delay_us = 45000;
+    char ids[24][16];
+    for (int i = 0; i < 24; i++) {
+        snprintf(ids[i], sizeof ids[i], "mix-%d", i);
+        submit(e, ids[i], 64, 1);
+    }
+    for (int i = 0; i < 24; i++) await_ok(e, ids[i], 1);
+    ASSERT_EQ_U64(fakes[0].calls + fakes[1].calls, 24);
+    ASSERT_MSG(fakes[1].calls >= 1, "the slow card proved nothing (fast %u, slow %u)", fakes[0].calls,
+               fakes[1].calls);
+    ASSERT_MSG(fakes[0].calls > fakes[1].calls, "the fast card did not take more (fast %u, slow %u)",
+               fakes[0].calls, fakes[1].calls);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    ASSERT_EQ_U64(violations_overlap, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
 }
 
 TEST_T(no_gpu_means_cpu_provers_with_reason, 60)
