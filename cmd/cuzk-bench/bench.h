@@ -3,7 +3,9 @@
 #ifndef CUZK_BENCH_H
 #define CUZK_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef int (*bench_cmd_fn)(int argc, char **argv);   /* argv[0] is the subcommand name */
 void bench_register(const char *name, const char *help, bench_cmd_fn fn);
@@ -25,5 +27,9 @@ extern const char *bench_tls_ca, *bench_tls_cert, *bench_tls_key, *bench_tls_nam
 
 /* Median of n doubles (sorts in place). */
 double bench_median(double *v, size_t n);
+/* 64 hex digits (optional "0x") into 32 bytes; false for anything else, NULL included. */
+bool bench_parse_hex32(uint8_t out[32], const char *s);
+/* A decimal / 0x-hex / octal u64 (strtoull base 0); false for anything else. */
+bool bench_parse_u64(uint64_t *out, const char *s);
 
 #endif

@@ -37,28 +37,6 @@ static double cpu_s(void)
            (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static bool unhex32(uint8_t out[32], const char *s)
-{
-    if (!strncmp(s, "0x", 2)) s += 2;
-    if (strlen(s) != 64) return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return false;
-        out[i] = (uint8_t)v;
-    }
-    return true;
-}
-
-static bool parse_u64(uint64_t *out, const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || !*s || *end || *s == '-') return false;
-    *out = v;
-    return true;
-}
-
 /* The registered proof (Go numbering) for kind at size: WindowPoSt V1_1 (Rust V1_2, what
  * Curio proves with), WinningPoSt V1. */
 static const struct fil_post_proof *default_proof(enum post_kind k, uint64_t size)
@@ -128,17 +106,17 @@ static int post_flags(struct post_opts *o, int argc, char **argv, int first, con
             struct cuzk_error err = {0};
             if (porep_parse_sector_size(&o->size, v, &err)) { fprintf(stderr, "%s: %s\n", cmd, err.msg); return 2; }
         } else if (!strcmp(a, "--randomness")) {
-            if (!unhex32(o->randomness, v)) { fprintf(stderr, "%s: --randomness: expected 64 hex digits\n", cmd); return 2; }
+            if (!bench_parse_hex32(o->randomness, v)) { fprintf(stderr, "%s: --randomness: expected 64 hex digits\n", cmd); return 2; }
         } else if (!strcmp(a, "-o") || !strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--vanilla")) o->vanilla = v;
         else if (!strcmp(a, "--params-dir")) o->params = v;
         else if (!strcmp(a, "--backend")) o->backend = v;
-        else if (parse_u64(&u, v) && !strcmp(a, "--miner-id")) o->miner = u;
-        else if (parse_u64(&u, v) && !strcmp(a, "--registered-proof")) o->reg = u;
-        else if (parse_u64(&u, v) && !strcmp(a, "--seed")) o->seed = u;
-        else if (parse_u64(&u, v) && !strcmp(a, "--sectors") && u) o->sectors = u;
-        else if (parse_u64(&u, v) && !strcmp(a, "--partition") && u < 1u << 31) o->partition = (unsigned)u;
-        else if (parse_u64(&u, v) && !strcmp(a, "--threads") && u < 1024) o->threads = (unsigned)u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--miner-id")) o->miner = u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--registered-proof")) o->reg = u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--seed")) o->seed = u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--sectors") && u) o->sectors = u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--partition") && u < 1u << 31) o->partition = (unsigned)u;
+        else if (bench_parse_u64(&u, v) && !strcmp(a, "--threads") && u < 1024) o->threads = (unsigned)u;
         else { fprintf(stderr, "%s: unknown option or bad value: %s %s\n", cmd, a, v); return 2; }
     }
     return 0;

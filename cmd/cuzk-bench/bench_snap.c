@@ -38,17 +38,6 @@ static void hex32(char out[65], const uint8_t b[32])
     for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-static bool unhex32(uint8_t out[32], const char *s)
-{
-    if (!s || strlen(s) != 64) return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return false;
-        out[i] = (uint8_t)v;
-    }
-    return true;
-}
-
 /* The registered update proof (Go abi number) of a sector size. */
 static int update_proof_of(uint64_t size, uint64_t *id)
 {
@@ -192,7 +181,7 @@ static int load_snap(struct snap_file *s, const char *path, uint64_t reg_flag)
         return -1;
     }
     for (int i = 0; i < 3 && cj; i++)
-        if (!s->have[i] && !(s->have[i] = unhex32(s->comm[i], json_string_value(json_object_get(cj, names[i]))))) {
+        if (!s->have[i] && !(s->have[i] = bench_parse_hex32(s->comm[i], json_string_value(json_object_get(cj, names[i]))))) {
             fprintf(stderr, "%s: %s: expected 64 hex digits\n", cpath, names[i]);
             json_decref(cj);
             return -1;
@@ -262,9 +251,9 @@ int bench_prove_snap(int argc, char **argv)
         else if (!strcmp(o, "--backend")) backend = v;
         else if (!strcmp(o, "--registered-proof")) reg = strtoull(v, NULL, 0);
         else if (!strcmp(o, "--kind")) { if (strcmp(v, "snap")) goto usage; }
-        else if (!strcmp(o, "--comm-r-old")) { if (!(s.have[0] = unhex32(s.comm[0], v))) goto usage; }
-        else if (!strcmp(o, "--comm-r-new")) { if (!(s.have[1] = unhex32(s.comm[1], v))) goto usage; }
-        else if (!strcmp(o, "--comm-d-new")) { if (!(s.have[2] = unhex32(s.comm[2], v))) goto usage; }
+        else if (!strcmp(o, "--comm-r-old")) { if (!(s.have[0] = bench_parse_hex32(s.comm[0], v))) goto usage; }
+        else if (!strcmp(o, "--comm-r-new")) { if (!(s.have[1] = bench_parse_hex32(s.comm[1], v))) goto usage; }
+        else if (!strcmp(o, "--comm-d-new")) { if (!(s.have[2] = bench_parse_hex32(s.comm[2], v))) goto usage; }
         else goto usage;
     }
     if (!vp || !dir) goto usage;

@@ -57,28 +57,6 @@ static int parse_kind(const char *s)
     return -1;
 }
 
-static bool parse_hex32(uint8_t out[32], const char *s)
-{
-    if (!strncmp(s, "0x", 2)) s += 2;
-    if (strlen(s) != 64) return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return false;
-        out[i] = (uint8_t)v;
-    }
-    return true;
-}
-
-static bool parse_u64(uint64_t *out, const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || !*s || *end || *s == '-') return false;
-    *out = v;
-    return true;
-}
-
 static uint8_t *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -200,8 +178,8 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
 #define NEED() do { if (!v) { fprintf(stderr, "cuzk-bench: %s needs a value\n", a); return 2; } i++; } while (0)
-#define U64(dst) do { NEED(); if (!parse_u64(&u, v)) { fprintf(stderr, "cuzk-bench: %s %s: expected a number\n", a, v); return 2; } dst = u; } while (0)
-#define HEX(dst, flag) do { NEED(); if (!parse_hex32(dst, v)) { fprintf(stderr, "cuzk-bench: %s: expected 64 hex digits\n", a); return 2; } flag; } while (0)
+#define U64(dst) do { NEED(); if (!bench_parse_u64(&u, v)) { fprintf(stderr, "cuzk-bench: %s %s: expected a number\n", a, v); return 2; } dst = u; } while (0)
+#define HEX(dst, flag) do { NEED(); if (!bench_parse_hex32(dst, v)) { fprintf(stderr, "cuzk-bench: %s: expected 64 hex digits\n", a); return 2; } flag; } while (0)
         if (!strcmp(a, "-t") || !strcmp(a, "--type")) {
             NEED();
             if ((o->kind = parse_kind(v)) < 0) { fprintf(stderr, "cuzk-bench: unknown type '%s'\n", v); return 2; }

@@ -1,4 +1,5 @@
 /* main.c: cuzk-bench entry point: global flags, then dispatch to a registered subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,29 @@ double bench_median(double *v, size_t n)
     if (n == 0) return 0;
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool bench_parse_hex32(uint8_t out[32], const char *s)
+{
+    if (!s) return false;
+    if (!strncmp(s, "0x", 2)) s += 2;
+    if (strlen(s) != 64) return false;
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1) return false;
+        out[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+bool bench_parse_u64(uint64_t *out, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || !*s || *end || *s == '-') return false;
+    *out = v;
+    return true;
 }
 
 static void usage(FILE *f)
