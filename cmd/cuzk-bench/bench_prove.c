@@ -76,6 +76,43 @@ struct prove_opts {
 
 /* Backends by name. "gpu" opens device 0; in CPU builds the gpu.h stub answers
  * CUZK_E_NO_GPU, which is printed (the caller exits 2). The context lives until exit. */
+int bench_prove_verify(const char *tag, const struct g16_shape *s, const struct g16_pk *pk,
+                       const struct g16_pvk *pvk, const struct g16_assignment *w, bool check,
+                       g16_backend_fn be, void *bctx, fr_t *pub, size_t n_pub, size_t tamper,
+                       uint8_t out[G16_PROOF_BYTES], bool *ok, struct cuzk_error *err)
+{
+    char lab[32];
+    uint64_t t0 = cuzk_now_ns();
+    *ok = false;
+    if (check) {
+        int rc = g16_check(s, w, pool_default(), err);
+        if (rc) return rc;
+        snprintf(lab, sizeof lab, "check%s", tag);
+        printf("%-11s %10.1f ms  a*b=c on every row\n", lab, ms_since(t0));
+    }
+    struct g16_proof proof;
+    struct g16_timings t;
+    memset(&t, 0, sizeof t);
+    int rc = g16_prove(&proof, s, pk, w, 1, NULL, NULL, be, bctx, &t, err);
+    if (rc) return rc;
+    snprintf(lab, sizeof lab, "prove%s", tag);
+    printf("%-11s %10.1f ms\n", lab, ms(t.total_ns));
+    t0 = cuzk_now_ns();
+    struct cuzk_error verr = {0};
+    int vr = g16_verify(pvk, &proof, pub, n_pub, &verr);
+    snprintf(lab, sizeof lab, "verify%s", tag);
+    printf("%-11s %10.1f ms  %s\n", lab, ms_since(t0), vr ? verr.msg : "ok");
+    *ok = vr == CUZK_OK;
+    fr_add(&pub[tamper], &pub[tamper], &FR_ONE);
+    if (g16_verify(pvk, &proof, pub, n_pub, NULL) == CUZK_OK) {
+        printf("%-11s accepted a wrong public input: the check is broken\n", lab);
+        *ok = false;
+    }
+    fr_sub(&pub[tamper], &pub[tamper], &FR_ONE);
+    g16_proof_to_bytes(out, &proof);
+    return CUZK_OK;
+}
+
 static g16_backend_fn backend_by_name(const char *name, void **ctx)
 {
     *ctx = NULL;
