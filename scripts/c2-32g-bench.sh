@@ -97,12 +97,24 @@ run "$B/cuzk-bench" verify --kind porep --c1 "$T/c1.json" --vk "$VK" --proof "$T
 tail -1 "$OUT/verify.txt"
 for spec in "$COUNT 2" "1 1"; do
     set -- $spec
+    from=$(($(wc -l < "$OUT/daemon.log") + 1))
     run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$1" -j "$2" > "$OUT/batch-c$1-j$2.txt" 2>&1 ||
         { cat "$OUT/batch-c$1-j$2.txt"; fail "batch -c $1 -j $2"; }
     cat "$OUT/batch-c$1-j$2.txt"
+    "$(dirname "$0")/timeline-report.sh" "$OUT/daemon.log" "$from" || true
 done
 grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
+grep -iE "pinned|host memory|streamed|resident" "$OUT/daemon.log" | head -5
 kill -TERM "$PID"
 wait "$PID" || fail "daemon exit status $?"
 PID=
+
+# 5. the ceiling: the same GPU proving partitions of the same size back to back with no
+# daemon (random key and witness, two provers with witness prefetch)
+if [ -x "$B/cuzk-bench-gpu" ] && [ "$SIZE" = 32GiB ] && [ "${CEILING:-1}" = 1 ]; then
+    LG=${CEILING_LG:-27}    # 2^27: the NTT domain of a 32 GiB partition
+    run "$B/cuzk-bench-gpu" gpu-prove --porep-like "$LG" --pipeline 6 > "$OUT/ceiling.txt" 2>&1 ||
+        { cat "$OUT/ceiling.txt"; fail "gpu-prove ceiling"; }
+    grep -E "pipeline|porep-like" "$OUT/ceiling.txt"
+fi
 echo "c2-32g-bench: PASS"

@@ -4,7 +4,7 @@
 # systemd), such as the device machine, whose image has only the CUDA toolkit and the driver.
 #
 #   scripts/daemon-gpu-check.sh --pack DIR BUILD    (here) DIR gets stripped copies of
-#       BUILD/bin/cuzk-daemon-gpu, cuzk-bench and cuzk-params-gpu, every shared library they load
+#       BUILD/bin/cuzk-daemon-gpu, cuzk-bench, cuzk-params-gpu and cuzk-bench-gpu, every shared library they load
 #       (glibc included) and the dynamic loader, so nothing of the target's userland is used
 #   scripts/daemon-gpu-check.sh DIR [OUT]            (there) starts the daemon on its embedded
 #       default config through DIR's loader, proves SYNTHETIC jobs through cuzk-bench (the
@@ -18,7 +18,7 @@ if [ "${1:-}" = "--pack" ]; then
     DIR=${2:?DIR}
     B=${3:?BUILD}
     mkdir -p "$DIR/bin"
-    for p in cuzk-daemon-gpu cuzk-bench cuzk-params-gpu; do
+    for p in cuzk-daemon-gpu cuzk-bench cuzk-params-gpu cuzk-bench-gpu; do
         cp "$B/bin/$p" "$DIR/bin/$p" && strip "$DIR/bin/$p" || exit 1
         # "libx.so.N => /path (0x...)" and the loader line "/lib64/ld-linux-x86-64.so.2 (0x...)"
         ldd "$B/bin/$p" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 } $1 ~ /^\// { print "ld-linux-x86-64.so.2", $1 }' |

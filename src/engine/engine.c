@@ -696,8 +696,12 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, dev_backend, &dc, &t, &perr);
         t1 = cuzk_now_ns();
         pt->gpu_ns = t1 - t0;
-        clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64, w->id, p,
-                      ms(pt->gpu_ns));
+        /* the backend's phases, so a timeline shows where a partition's GPU time went */
+        clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64 ",abc_ms=%" PRIu64
+                      ",ntt_ms=%" PRIu64 ",h_ms=%" PRIu64 ",l_ms=%" PRIu64 ",a_ms=%" PRIu64
+                      ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ms(pt->gpu_ns), ms(t.abc_ns),
+                      ms(t.ntt_ns), ms(t.msm_h_ns), ms(t.msm_l_ns), ms(t.msm_a_ns), ms(t.msm_b_g1_ns),
+                      ms(t.msm_b_g2_ns));
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);

@@ -1,4 +1,4 @@
-/* params.c: the bellperson .params and .vk files: layout walk, mmap read with validation
+/* params.c: the bellperson .params and .vk files: layout walk, chunked parallel read with validation
  * (none / curve / full, multi-threaded, progress), the digest cache, and the writers.
  * See docs/formats.md. */
 #include <errno.h>
@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,17 +158,12 @@ static int chk_g2(const g2_aff_t *p, enum g16_validate mode, const char **why)
 
 /* ---------------------------------------------------------------- layout -- */
 
-/* Where the bytes come from while walking the layout: a mapping or a file descriptor. */
+/* Where the bytes come from: the file, read with pread (never mapped: see pass_chunks). */
 struct src {
-    const uint8_t *map;
     int fd;
 };
 static int src_read(const struct src *s, uint64_t off, void *buf, size_t n)
 {
-    if (s->map) {
-        memcpy(buf, s->map + off, n);
-        return 0;
-    }
     size_t got = 0;
     while (got < n) {
         ssize_t r = pread(s->fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
@@ -268,7 +262,7 @@ int g16_params_info(struct g16_params_info *out, const char *path, struct cuzk_e
     if (fstat(fd, &st)) {
         rc = cuzk_fail(err, CUZK_E_IO, "%s: %s", path, strerror(errno));
     } else {
-        struct src s = {NULL, fd};
+        struct src s = {fd};
         rc = walk_layout(out, &s, (uint64_t)st.st_size, false, path, err);
     }
     close(fd);
@@ -370,7 +364,8 @@ struct chunk_res {
 enum { PASS_DECODE = 1, PASS_HASH = 2, PASS_CHECK = 4 };
 
 struct pass {
-    const uint8_t *base;
+    int fd;                           /* the file: each chunk is pread into its worker's buffer */
+    uint8_t **wbuf;                   /* per pool worker, CHUNK_PTS * G2_UNC bytes */
     const struct sect *s;
     struct chunk_res *res;
     unsigned flags;
@@ -387,7 +382,6 @@ static void note_bad(atomic_uint_fast64_t *bad, uint64_t i)
 
 static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
 {
-    (void)worker;
     struct pass *ps = ctx;
     const struct sect *s = ps->s;
     size_t psz = s->g2 ? G2_UNC : G1_UNC;
@@ -398,7 +392,20 @@ static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
         r->bad = UINT64_MAX;
         r->code = CUZK_OK;
         if (i0 >= atomic_load_explicit(&ps->first_bad, memory_order_relaxed)) continue;
-        const uint8_t *in = ps->base + s->off + i0 * psz;
+        /* Read, not mapped: mapped file pages count in the daemon's resident set (a 44 GiB
+         * key's first load peaked at twice its size), and per-chunk reads need no page faults. */
+        const uint8_t *in = NULL;
+        if (ps->flags & (PASS_DECODE | PASS_HASH)) {
+            struct src f = {ps->fd};
+            if (src_read(&f, s->off + i0 * psz, ps->wbuf[worker], (size_t)(i1 - i0) * psz)) {
+                r->bad = i0;
+                r->code = CUZK_E_IO;
+                r->why = "read failed (file truncated or I/O error)";
+                note_bad(&ps->first_bad, i0);
+                continue;
+            }
+            in = ps->wbuf[worker];
+        }
         if (ps->flags & PASS_HASH) g16_digest128(r->hash, in, (i1 - i0) * psz);
         for (uint64_t i = i0; i < i1; i++) {
             const char *why = NULL;
@@ -425,25 +432,35 @@ static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
 }
 
 /* Run one pass over every section; reports the first bad point of the first bad section. */
-static int run_pass(const uint8_t *base, struct sect *secs, int nsec, struct chunk_res *res,
+static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
                     unsigned flags, enum g16_validate mode, struct pool *pool, struct progress *pr,
                     const char *path, struct cuzk_error *err)
 {
-    for (int k = 0; k < nsec; k++) {
+    unsigned nw = pool_size(pool);
+    uint8_t **wbuf = cuzk_calloc(nw ? nw : 1, sizeof *wbuf);
+    int rc = wbuf ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "%s: cannot allocate read buffers", path);
+    for (unsigned w = 0; !rc && w < nw; w++)
+        if (!(wbuf[w] = cuzk_malloc((size_t)CHUNK_PTS * G2_UNC)))
+            rc = cuzk_fail(err, CUZK_E_NOMEM, "%s: cannot allocate read buffers", path);
+    for (int k = 0; !rc && k < nsec; k++) {
         struct sect *s = &secs[k];
         size_t nchunks = (size_t)((s->n + CHUNK_PTS - 1) / CHUNK_PTS);
         if (!nchunks) continue;
-        struct pass ps = {.base = base, .s = s, .res = res, .flags = flags, .mode = mode, .pr = pr};
+        struct pass ps = {.fd = fd, .wbuf = wbuf, .s = s, .res = res, .flags = flags, .mode = mode, .pr = pr};
         atomic_init(&ps.first_bad, UINT64_MAX);
         /* G2 checks cost ~3x G1; one chunk per item is already coarse enough either way. */
         pool_parallel_for(pool, nchunks, 1, pass_chunks, &ps);
         for (size_t c = 0; c < nchunks; c++) {
             const struct chunk_res *r = &res[s->chunk0 + c];
-            if (r->bad != UINT64_MAX)
-                return cuzk_fail(err, r->code, "%s: %s[%" PRIu64 "]: %s", path, SECT_NAME[s->id], r->bad, r->why);
+            if (r->bad != UINT64_MAX) {
+                rc = cuzk_fail(err, r->code, "%s: %s[%" PRIu64 "]: %s", path, SECT_NAME[s->id], r->bad, r->why);
+                break;
+            }
         }
     }
-    return CUZK_OK;
+    for (unsigned w = 0; wbuf && w < nw; w++) cuzk_free(wbuf[w]);
+    cuzk_free(wbuf);
+    return rc;
 }
 
 /* ------------------------------------------------------------ digest cache -- */
@@ -572,24 +589,14 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     }
     uint64_t size = (uint64_t)st.st_size;
     struct cache_key key = {size, (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
-    const uint8_t *map = NULL;
-    if (size) {
-        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int rc = cuzk_fail(err, CUZK_E_IO, "%s: mmap: %s", path, strerror(errno));
-            close(fd);
-            return rc;
-        }
-        map = m;
-        madvise(m, size, MADV_SEQUENTIAL);
-    }
-    close(fd);   /* the mapping keeps the file open */
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
     int rc;
     struct chunk_res *res = NULL;
+    uint8_t *hdr = NULL;   /* vk and ic: everything before the h count word */
     struct g16_params_info inf;
-    struct src s = {map, -1};
-    if (!map) {
+    struct src s = {fd};
+    if (!size) {
         rc = cuzk_fail(err, CUZK_E_TRUNCATED, "%s: vk: truncated: the file is empty", path);
         goto out;
     }
@@ -601,7 +608,15 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
                        path, size);
         goto out;
     }
-    rc = parse_vk(&pk->vk, map, &inf, path, err);
+    if (!(hdr = cuzk_malloc(inf.off_h - 4))) {
+        rc = cuzk_fail(err, CUZK_E_NOMEM, "%s: cannot allocate the vk buffer", path);
+        goto out;
+    }
+    if (src_read(&s, 0, hdr, inf.off_h - 4)) {
+        rc = cuzk_fail(err, CUZK_E_IO, "%s: read failed: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = parse_vk(&pk->vk, hdr, &inf, path, err);
     if (rc) goto out;
 
     struct sect secs[5] = {
@@ -648,7 +663,7 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     unsigned flags = PASS_DECODE | (want_digest ? PASS_HASH : 0) |
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
     progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
-    rc = run_pass(map, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
+    rc = run_pass(fd, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
     if (!rc && ext && (flags & PASS_CHECK)) rc = checker_pass(o->checker, secs, 5, path, err);
     if (rc) goto out;
     rep->read_ns = cuzk_now_ns() - t0;
@@ -662,7 +677,7 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
             goto out;
         }
         size_t at = 0;
-        g16_digest128(buf, map, inf.off_h - 4);
+        g16_digest128(buf, hdr, inf.off_h - 4);
         at += 16;
         for (int k = 0; k < 5; k++) {
             put_be32(buf + at, (uint32_t)secs[k].n);
@@ -681,7 +696,7 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
         } else {
             if (!(flags & PASS_CHECK)) {
                 progress_start(&pr, progress, path, "checking", body);
-                rc = run_pass(map, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
+                rc = run_pass(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
                 if (!rc && ext) rc = checker_pass(o->checker, secs, 5, path, err);
                 if (rc) goto out;
             }
@@ -692,7 +707,8 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
 
 out:
     cuzk_free(res);
-    if (map) munmap((void *)map, size);
+    cuzk_free(hdr);
+    close(fd);
     if (rc) g16_pk_free(pk);
     return rc;
 }
@@ -712,7 +728,7 @@ int g16_vk_read(struct g16_vk *vk, const char *path, struct cuzk_error *err)
         rc = cuzk_fail(err, CUZK_E_IO, "%s: %s", path, strerror(errno));
         goto out;
     }
-    struct src s = {NULL, fd};
+    struct src s = {fd};
     rc = walk_layout(&inf, &s, (uint64_t)st.st_size, true, path, err);
     if (rc) goto out;
     buf = cuzk_malloc((size_t)st.st_size);
