@@ -152,5 +152,7 @@ void agg_sha256_final(const struct agg_sha256 *s, uint8_t out[32]);
  * the subgroup check (f^r == 1). */
 bool agg_gt_compress(uint8_t out[288], const fp12_t *f);
 int agg_gt_decompress(fp12_t *f, const uint8_t in[288], struct cuzk_error *err);
+/* f in the order-r subgroup of Fp12* (fast test: cyclotomic check and f^p == f^x). */
+bool agg_gt_in_subgroup(const fp12_t *f);
 
 #endif

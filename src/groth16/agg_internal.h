@@ -41,7 +41,6 @@ int agg_g2_fold(g2_aff_t *left, const g2_aff_t *right, const fr_t *x, size_t n,
                 struct pool *pool, struct cuzk_error *err);
 /* Gt exponent: out = a^e (e Montgomery Fr). */
 void agg_gt_pow(fp12_t *out, const fp12_t *a, const fr_t *e);
-bool agg_gt_in_subgroup(const fp12_t *f);
 /* Coefficients (2^l of them) of prod_j (1 + ch[j] (r X)^(2^j)), ch in reversed order
  * (ch[0] = last GIPA challenge); bellperson's polynomial_coefficients_from_transcript. */
 void agg_poly_coeffs(fr_t *out, const fr_t *ch, size_t l, const fr_t *r_shift);

@@ -139,6 +139,44 @@ TEST(gt_compression_round_trip_and_refusals)
     memcpy(bad, b, sizeof bad);
     memset(bad + 48, 0xff, 48);
     ASSERT_CODE(agg_gt_decompress(&back, bad, err), CUZK_E_BAD_ENCODING, err);
+    /* the fast subgroup test agrees with f^r == 1 on: GT elements, random Fp12 elements,
+     * elements of the cyclotomic subgroup outside GT, zero */
+    cuzk_rng *rng = test_rng();
+    for (int k = 0; k < 8; k++) {
+        fp12_t f, g, h;
+        fp_t *c = (fp_t *)&f;
+        for (int i = 0; i < 12; i++) {
+            uint8_t bb[48];
+            cuzk_rng_bytes(rng, bb, 48);
+            bb[0] &= 0x0f;
+            ASSERT_OK(fp_from_bytes_be(&c[i], bb), err);
+        }
+        /* g = f^((p^6 - 1)(p^2 + 1)): cyclotomic, almost never in GT */
+        fp12_conj(&g, &f);
+        fp12_inv(&h, &f);
+        fp12_mul(&g, &g, &h);
+        fp12_frobenius(&h, &g, 2);
+        fp12_mul(&g, &g, &h);
+        const fp12_t *cases[2] = {&f, &g};
+        for (int j = 0; j < 2; j++) {
+            fp12_t t2;
+            fp12_pow(&t2, cases[j], FR_MODULUS.l, 4);
+            ASSERT_EQ_INT(agg_gt_in_subgroup(cases[j]), fp12_is_one(&t2));
+            ASSERT(!agg_gt_in_subgroup(cases[j]));
+        }
+        fp12_t gt;
+        uint64_t kk = cuzk_rng_u64(rng) | 1;
+        fp12_pow(&gt, &e, &kk, 1);
+        ASSERT(agg_gt_in_subgroup(&gt));
+        fp12_mul(&gt, &gt, &g);          /* GT times a non-GT cyclotomic element */
+        ASSERT(!agg_gt_in_subgroup(&gt));
+    }
+    {
+        fp12_t zero;
+        memset(&zero, 0, sizeof zero);
+        ASSERT(!agg_gt_in_subgroup(&zero));
+        ASSERT(agg_gt_in_subgroup(&FP12_ONE));
+    }
     /* a canonical compression of an element outside the order-r subgroup */
     memcpy(bad, b, sizeof bad);
     bad[0] ^= 1;
