@@ -45,8 +45,10 @@ static int read_file(char **out, size_t *len, const char *path)
     return 0;
 }
 
-/* A seal proof from --proof NAME or, by default, the V1_1 proof of --sector-size. */
-static const struct fil_seal_proof *pick_proof(const char *name, const char *size_s)
+/* A seal proof from --proof NAME or, by default, the V1_1 proof of --sector-size (kind
+ * FIL_POREP_SYNTHETIC / FIL_POREP_NI: that size's ..._Feat_SyntheticPoRep /
+ * ..._V1_2_Feat_NonInteractivePoRep instead). */
+static const struct fil_seal_proof *pick_proof(const char *name, const char *size_s, enum fil_porep_kind kind)
 {
     struct cuzk_error err = {0};
     if (name) {
@@ -60,22 +62,32 @@ static const struct fil_seal_proof *pick_proof(const char *name, const char *siz
         return NULL;
     }
     const struct fil_seal_proof *p = fil_seal_proof_default(size);
+    for (size_t i = 0; p && kind != FIL_POREP_INTERACTIVE && i < fil_seal_proof_count(); i++) {
+        const struct fil_seal_proof *q = fil_seal_proof_at(i);
+        if (q->sector_size == size && q->kind == kind) return q;
+    }
     if (!p) fprintf(stderr, "no PoRep for sector size %s\n", size_s);
     return p;
 }
 
 BENCH_CMD(gen_vanilla, "gen-vanilla",
-          "gen-vanilla porep --sector-size SIZE -o FILE [--proof NAME] [--seed S] [--miner ID] "
-          "[--sector-num N]: consistent synthetic C1 wrapper JSON")
+          "gen-vanilla porep --sector-size SIZE -o FILE [--synthetic | --ni] [--proof NAME] [--seed S] "
+          "[--miner ID] [--sector-num N]: consistent synthetic C1 wrapper JSON")
 {
     const char *size_s = NULL, *outp = NULL, *name = NULL;
     uint64_t seed = 1, miner = 1000, sector_num = 1;
+    enum fil_porep_kind kind = FIL_POREP_INTERACTIVE;
     if (argc >= 2 && !strcmp(argv[1], "snap")) return bench_gen_vanilla_snap(argc, argv);   /* bench_snap.c */
     if (argc >= 2 && (!strcmp(argv[1], "window-post") || !strcmp(argv[1], "winning-post")))
         return bench_gen_vanilla_post(argc, argv);   /* bench_post.c */
     if (argc < 2 || strcmp(argv[1], "porep")) goto usage;
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--synthetic") || !strcmp(o, "--ni")) {
+            if (kind != FIL_POREP_INTERACTIVE) goto usage;
+            kind = o[2] == 's' ? FIL_POREP_SYNTHETIC : FIL_POREP_NI;
+            continue;
+        }
         if (!v) goto usage;
         i++;
         if (!strcmp(o, "--sector-size")) size_s = v;
@@ -86,8 +98,8 @@ BENCH_CMD(gen_vanilla, "gen-vanilla",
         else if (!strcmp(o, "--sector-num")) sector_num = strtoull(v, NULL, 0);
         else goto usage;
     }
-    if (!outp) goto usage;
-    const struct fil_seal_proof *p = pick_proof(name, size_s);
+    if (!outp || (name && kind != FIL_POREP_INTERACTIVE)) goto usage;
+    const struct fil_seal_proof *p = pick_proof(name, size_s, kind);
     if (!p) return 2;
     struct cuzk_error err = {0};
     struct fil_c1 c;
@@ -114,9 +126,13 @@ BENCH_CMD(gen_vanilla, "gen-vanilla",
     fil_c1_free(&c);
     return 0;
 usage:
-    fprintf(stderr, "usage: cuzk-bench gen-vanilla porep --sector-size SIZE -o FILE [--proof NAME] "
-                    "[--seed S] [--miner ID] [--sector-num N]\n"
-                    "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (default proof: StackedDrg<SIZE>V1_1)\n");
+    fprintf(stderr, "usage: cuzk-bench gen-vanilla porep --sector-size SIZE -o FILE [--synthetic | --ni] "
+                    "[--proof NAME] [--seed S] [--miner ID] [--sector-num N]\n"
+                    "  SIZE: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (default proof: StackedDrg<SIZE>V1_1)\n"
+                    "  --synthetic: StackedDrg<SIZE>V1_1_Feat_SyntheticPoRep; --ni: "
+                    "StackedDrg<SIZE>V1_2_Feat_NonInteractivePoRep\n"
+                    "  (both derive their challenges from comm_r: a full SDR of the sector, up to 512MiB;\n"
+                    "   --proof NAME names any registered proof instead)\n");
     return 2;
 }
 
@@ -129,6 +145,8 @@ static int load_c1(struct fil_c1 *c, const char *path)
     uint64_t t0 = cuzk_now_ns();
     int rc = fil_c1_parse_wrapper(c, buf, n, &err);
     free(buf);
+    /* every partition's challenges before any proof: a C1 with the wrong ones is refused whole */
+    if (!rc && (rc = fil_c1_check_challenges(c, &err))) fil_c1_free(c);
     if (rc) {
         fprintf(stderr, "%s: %s (%s)\n", path, err.msg, cuzk_errname(rc));
         return -1;
@@ -212,7 +230,7 @@ BENCH_CMD(porep_witness, "porep-witness",
     if (c1p) {
         if (load_c1(&c, c1p)) return 1;
     } else {
-        const struct fil_seal_proof *p = pick_proof(NULL, size_s);
+        const struct fil_seal_proof *p = pick_proof(NULL, size_s, FIL_POREP_INTERACTIVE);
         if (!p) return 2;
         uint64_t t0 = cuzk_now_ns();
         if (fil_c1_generate(&c, p, 1000, 1, 1, &err)) {

@@ -115,6 +115,18 @@ void fil_sdr_expand_parents(uint8_t out[37][32], const uint8_t (*drg)[32], const
 int fil_porep_challenges(uint64_t *out, const struct fil_seal_proof *p,
                          const uint8_t replica_id[32], const uint8_t comm_r[32],
                          const uint8_t seed[32], unsigned k, struct cuzk_error *err);
+/* How p's challenges are chosen, for messages: "(replica_id, seed)", "(replica_id, comm_r)
+ * (NI-PoRep)" or "the synthetic challenges of (replica_id, comm_r) selected by seed". */
+const char *fil_porep_challenge_rule(const struct fil_seal_proof *p);
+/* Synthetic PoRep's pieces (FIP-0059): the number of synthetic challenges of a sector,
+ * min(nodes, 2^18); synthetic challenge i of (replica_id, comm_r); and the synthetic indices
+ * (mod num_synth) that select PoRep challenges first .. first + n - 1 (partition k's are
+ * first = k * challenges). fil_porep_challenges composes them. */
+uint64_t fil_synth_count(uint64_t nodes);
+uint64_t fil_synth_challenge(uint64_t nodes, const uint8_t replica_id[32], const uint8_t comm_r[32],
+                             uint64_t i);
+void fil_synth_indexes(uint64_t *out, unsigned n, uint64_t num_synth, const uint8_t replica_id[32],
+                       const uint8_t seed[32], uint64_t first);
 
 /* -------------------------------------------------------------------- C1 -- */
 
@@ -196,6 +208,12 @@ struct fil_porep_witness {
 };
 int fil_porep_witness_build(struct fil_porep_witness *out, const struct fil_c1 *c, unsigned k,
                             struct cuzk_error *err);
+/* Every vanilla proof of c is for the challenge its registered proof derives at its place:
+ * vp[k * challenges + i] must prove challenge i of partition k. Cheap (no tree work); run
+ * before any partition is proved so that a C1 with the wrong challenges (another seed, a
+ * synthetic selection of other indices, swapped proofs) is refused as a whole. CUZK_E_FORMAT
+ * naming the partition, the index, the node proved and the node expected. */
+int fil_c1_check_challenges(const struct fil_c1 *c, struct cuzk_error *err);
 void fil_porep_witness_free(struct fil_porep_witness *w);
 
 /* Witness values of partition k: build, then porep_witness_values (challenges in parallel

@@ -18,6 +18,8 @@
 #include "cuzk/util.h"
 #include "engine_internal.h"
 
+#define POREP_MAX_JOB_PARTITIONS 128
+
 
 static void porep_free_input(void *input)
 {
@@ -85,9 +87,20 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
         porep_free_input(c);
         return CUZK_E_INVALID_ARG;
     }
-    if (c->partitions == 0 || c->partitions > ENGINE_MAX_PARTITIONS) {
+    /* the parser holds partitions to the registered proof's count: 1, 10, or NI-PoRep's 13 /
+     * 126 (above the engine's general ENGINE_MAX_PARTITIONS, which bounds SYNTHETIC jobs) */
+    if (c->partitions == 0 || c->partitions > POREP_MAX_JOB_PARTITIONS) {
         cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): %u partitions (1..%d)",
-                  c->partitions, ENGINE_MAX_PARTITIONS);
+                  c->partitions, POREP_MAX_JOB_PARTITIONS);
+        porep_free_input(c);
+        return CUZK_E_INVALID_ARG;
+    }
+    /* Every partition's vanilla proofs must be those of its derived challenges (interactive:
+     * seed; synthetic: the seed's selection from the comm_r set; NI: comm_r), checked for all
+     * partitions here, before any is proved: a C1 made for other challenges is a malformed
+     * request, not a proving failure found at partition k after k proofs. */
+    if ((rc = fil_c1_check_challenges(c, &perr))) {
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): %s", perr.msg);
         porep_free_input(c);
         return CUZK_E_INVALID_ARG;
     }

@@ -108,8 +108,9 @@ static int check_vanilla(const struct fil_c1 *c, unsigned k, unsigned i, const s
     uint64_t node = v->labeling[0].node;
 #define VP "vanilla_proofs[%u][%u]"
     if (node != want_node)
-        return cuzk_fail(err, CUZK_E_FORMAT, VP ".labeling_proofs[0].node: challenge %llu, but (replica_id, "
-                         "seed) give %llu", k, i, (unsigned long long)node, (unsigned long long)want_node);
+        return cuzk_fail(err, CUZK_E_FORMAT, VP ".labeling_proofs[0].node (partition %u, challenge %u): "
+                         "node %llu, but %s give %llu", k, i, k, i, (unsigned long long)node,
+                         fil_porep_challenge_rule(c->proof), (unsigned long long)want_node);
     if (path_position(&v->comm_d) != node || path_position(&v->comm_r_last) != node ||
         path_position(&v->c_x.proof) != node || v->c_x.index != node)
         return cuzk_fail(err, CUZK_E_FORMAT, VP ": a tree-D, tree-R or c_x path / column index is not at "
@@ -149,6 +150,29 @@ static int check_vanilla(const struct fil_c1 *c, unsigned k, unsigned i, const s
         memcmp(v->encoding.parents, v->labeling[L - 1].parents, sizeof v->encoding.parents))
         return cuzk_fail(err, CUZK_E_FORMAT, VP ".encoding_proof: does not match the last labeling proof", k, i);
 #undef VP
+    return CUZK_OK;
+}
+
+int fil_c1_check_challenges(const struct fil_c1 *c, struct cuzk_error *err)
+{
+    uint64_t want[32];
+    if (c->challenges > 32 || c->challenges != c->proof->challenges || c->partitions != c->proof->partitions)
+        return cuzk_fail(err, CUZK_E_FORMAT, "vanilla_proofs: %u partitions x %u challenges, but %s has "
+                         "%u x %u", c->partitions, c->challenges, c->proof->name, c->proof->partitions,
+                         c->proof->challenges);
+    for (unsigned k = 0; k < c->partitions; k++) {
+        int rc = fil_porep_challenges(want, c->proof, c->replica_id, c->comm_r, c->seed, k, err);
+        if (rc) return rc;
+        for (unsigned i = 0; i < c->challenges; i++) {
+            const struct fil_vproof *v = &c->vp[(size_t)k * c->challenges + i];
+            if (v->labeling[0].node != want[i])
+                return cuzk_fail(err, CUZK_E_FORMAT, "vanilla_proofs[%u][%u] (partition %u, challenge %u) "
+                                 "proves node %llu, but %s give %llu: the vanilla proofs are not those "
+                                 "of this C1's challenges", k, i, k, i,
+                                 (unsigned long long)v->labeling[0].node,
+                                 fil_porep_challenge_rule(c->proof), (unsigned long long)want[i]);
+        }
+    }
     return CUZK_OK;
 }
 

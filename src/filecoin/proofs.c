@@ -144,33 +144,82 @@ static void u32le(uint8_t out[4], uint32_t v)
     for (int i = 0; i < 4; i++) out[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Synthetic PoRep: 2^18 (or nodes) synthetic challenges from a ChaCha20 stream keyed with
- * BLAKE2b-256(key "…Generation"; replica_id | comm_r); partition k's challenges are selected
- * by u32 LE indices from a second stream keyed with BLAKE2b-256("…Selection"; replica_id |
- * seed), 16 per 64-byte block. */
+/* Synthetic PoRep (FIP-0059; storage-proofs-porep challenges.rs, `synthetic`). Both streams
+ * are IETF ChaCha20 (32-bit block counter, 96-bit nonce "synth-porep\0") keyed with a 32-byte
+ * BLAKE2b keyed by a domain tag:
+ *   generation: key BLAKE2b(tag "...|Generation"; replica_id | comm_r); synthetic challenge i
+ *     is keystream bytes [32 i, 32 i + 32) read as a little-endian integer, reduced by
+ *     bigint_to_challenge; there are min(nodes, 2^18) of them;
+ *   selection: key BLAKE2b(tag "...|Selection"; replica_id | seed); PoRep challenge j (counted
+ *     over all partitions, j = k * challenges + i) picks synthetic index
+ *     u32le(keystream bytes [4 j, 4 j + 4)) mod num_synth.
+ * Upstream's older code read 64-byte blocks (two challenges / sixteen indices each); the
+ * keystream offsets, and so the challenges, are the same. */
+#define SYNTH_DEFAULT_COUNT (1ull << 18)
+static const uint8_t SYNTH_NONCE[12] = {'s', 'y', 'n', 't', 'h', '-', 'p', 'o', 'r', 'e', 'p', 0};
+
+static void synth_key(uint8_t key[32], const char *tag, const uint8_t a[32], const uint8_t b[32])
+{
+    uint8_t in[64];
+    memcpy(in, a, 32);
+    memcpy(in + 32, b, 32);
+    fil_blake2b(key, 32, tag, strlen(tag), in, 64);
+}
+
+static void synth_gen_key(uint8_t key[32], const uint8_t replica_id[32], const uint8_t comm_r[32])
+{
+    synth_key(key, "filecoin.io|PoRep|1|Synthetic|1|Generation", replica_id, comm_r);
+}
+
+static uint64_t synth_challenge_keyed(const uint8_t kgen[32], uint64_t nodes, uint64_t i)
+{
+    uint8_t blk[64];
+    fil_chacha_blocks(blk, kgen, SYNTH_NONCE, true, i >> 1, 1, 20);
+    return to_challenge(blk + 32 * (i & 1), nodes);
+}
+
+uint64_t fil_synth_count(uint64_t nodes) { return nodes < SYNTH_DEFAULT_COUNT ? nodes : SYNTH_DEFAULT_COUNT; }
+
+uint64_t fil_synth_challenge(uint64_t nodes, const uint8_t replica_id[32], const uint8_t comm_r[32], uint64_t i)
+{
+    uint8_t kgen[32];
+    synth_gen_key(kgen, replica_id, comm_r);
+    return synth_challenge_keyed(kgen, nodes, i);
+}
+
+void fil_synth_indexes(uint64_t *out, unsigned n, uint64_t num_synth, const uint8_t replica_id[32],
+                       const uint8_t seed[32], uint64_t first)
+{
+    uint8_t ksel[32], blk[64];
+    synth_key(ksel, "filecoin.io|PoRep|1|Synthetic|1|Selection", replica_id, seed);
+    uint64_t have = ~0ull;      /* block index in blk */
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t j = first + i;
+        if (j / 16 != have) {
+            have = j / 16;
+            fil_chacha_blocks(blk, ksel, SYNTH_NONCE, true, have, 1, 20);
+        }
+        const uint8_t *b = blk + 4 * (j % 16);
+        uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        out[i] = v % num_synth;
+    }
+}
+
 static void synth_challenges(uint64_t *out, unsigned n, uint64_t nodes, const uint8_t replica_id[32],
                              const uint8_t comm_r[32], const uint8_t seed[32], unsigned k)
 {
-    static const char GEN[] = "filecoin.io|PoRep|1|Synthetic|1|Generation";
-    static const char SEL[] = "filecoin.io|PoRep|1|Synthetic|1|Selection";
-    static const uint8_t NONCE[12] = {'s', 'y', 'n', 't', 'h', '-', 'p', 'o', 'r', 'e', 'p', 0};
-    uint64_t num_synth = nodes < (1u << 18) ? nodes : (1u << 18);
-    uint8_t in[64], kgen[32], ksel[32];
-    memcpy(in, replica_id, 32);
-    memcpy(in + 32, comm_r, 32);
-    fil_blake2b(kgen, 32, GEN, sizeof GEN - 1, in, 64);
-    memcpy(in + 32, seed, 32);
-    fil_blake2b(ksel, 32, SEL, sizeof SEL - 1, in, 64);
-    uint64_t first = (uint64_t)k * n;
-    for (unsigned i = 0; i < n; i++) {
-        uint64_t j = first + i;
-        uint8_t blk[64];
-        fil_chacha_blocks(blk, ksel, NONCE, true, j / 16, 1, 20);
-        const uint8_t *ib = blk + 4 * (j % 16);
-        uint64_t idx = ((uint64_t)ib[0] | (uint64_t)ib[1] << 8 | (uint64_t)ib[2] << 16 |
-                        (uint64_t)ib[3] << 24) % num_synth;
-        fil_chacha_blocks(blk, kgen, NONCE, true, idx >> 1, 1, 20);
-        out[i] = to_challenge(blk + 32 * (idx & 1), nodes);
+    uint8_t kgen[32];
+    synth_gen_key(kgen, replica_id, comm_r);
+    fil_synth_indexes(out, n, fil_synth_count(nodes), replica_id, seed, (uint64_t)k * n);
+    for (unsigned i = 0; i < n; i++) out[i] = synth_challenge_keyed(kgen, nodes, out[i]);
+}
+
+const char *fil_porep_challenge_rule(const struct fil_seal_proof *p)
+{
+    switch (p->kind) {
+    case FIL_POREP_SYNTHETIC: return "the synthetic challenges of (replica_id, comm_r) selected by seed";
+    case FIL_POREP_NI: return "(replica_id, comm_r) (NI-PoRep)";
+    default: return "(replica_id, seed)";
     }
 }
 

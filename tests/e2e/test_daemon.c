@@ -839,7 +839,8 @@ static int prove_porep(struct cz_client *c, const char *rid, const char *c1, siz
 
 /* A Prove with a generated C1 whose proof this test verifies with the fixture's .vk against
  * public inputs it recomputes itself; a malformed C1 (INVALID_ARGUMENT naming the JSON path);
- * a well-formed but inconsistent one (FAILED from the synthesis worker); the seeds' command
+ * a well-formed one for other challenges (INVALID_ARGUMENT naming the partition and challenge,
+ * before any proof); a Synthetic PoRep C1 proved and verified the same way; the seeds' command
  * `cuzk-bench batch -t porep --c1 FILE -c 2 -j 2`. The daemon's param_cache holds only the
  * .params (and its digest cache): the shape is built once and saved next to it. */
 TEST_T(porep_through_daemon, 900)
@@ -919,16 +920,48 @@ TEST_T(porep_through_daemon, 900)
     /* malformed C1: a malformed request, the parser's JSON path in the reason */
     ASSERT_EQ_INT(prove_porep(cl, "porep-bad", bad, bad_n, &r, det), 3);
     ASSERT_STR_CONTAINS(det, "Phase1Out.comm_d: expected 32-byte array, got 31 elements");
-    /* well-formed but inconsistent (another seed: other challenges): a proving failure */
+    /* well-formed but for other challenges (another seed): refused before any proof, as a
+     * malformed request naming the partition and the challenge */
     c.seed[3] ^= 1;
     char *other;
     size_t other_n;
     ASSERT_OK(fil_c1_write_wrapper(&other, &other_n, &c, err), err);
-    ASSERT_EQ_INT(prove_porep(cl, "porep-other-seed", other, other_n, &r, det), 0);
-    ASSERT_EQ_INT(r->result->status, 2);
-    ASSERT_STR_CONTAINS(r->result->error_message, "partition 0 synthesis failed");
-    ASSERT_STR_CONTAINS(r->result->error_message, "(replica_id, seed) give");
+    ASSERT_EQ_INT(prove_porep(cl, "porep-other-seed", other, other_n, &r, det), 3);
+    ASSERT_STR_CONTAINS(det, "vanilla_proofs[0][");
+    ASSERT_STR_CONTAINS(det, "(partition 0, challenge ");
+    ASSERT_STR_CONTAINS(det, "(replica_id, seed) give");
+
+    /* Synthetic PoRep (StackedDrg2KiBV1_1_Feat_SyntheticPoRep): the same circuit and
+     * parameters, challenges selected by the seed from the comm_r-derived synthetic set */
+    const struct fil_seal_proof *ps = fil_seal_proof_by_name("StackedDrg2KiBV1_1_Feat_SyntheticPoRep");
+    struct fil_c1 sc;
+    ASSERT_OK(fil_c1_generate(&sc, ps, 1000, 42, test_seed() + 1, err), err);
+    char *syn;
+    size_t syn_n;
+    ASSERT_OK(fil_c1_write_wrapper(&syn, &syn_n, &sc, err), err);
+    t0 = cuzk_now_ns();
+    ASSERT_EQ_INT(prove_porep(cl, "porep-synthetic", syn, syn_n, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_EQ_U64(r->result->proof.len, G16_PROOF_BYTES);
+    printf("Synthetic PoRep 2 KiB through the daemon: %.1f s\n", (double)(cuzk_now_ns() - t0) / 1e9);
+    ASSERT_OK(g16_proof_from_bytes(&proof, r->result->proof.data, err), err);
+    ASSERT_OK(fil_porep_public_inputs(pub, ps, sc.replica_id, sc.comm_d, sc.comm_r, sc.seed, 0, err), err);
+    ASSERT_OK(g16_verify(pvk, &proof, pub, ni, err), err);
+    /* the interactive rule over the same commitments gives other challenges */
+    ASSERT_OK(fil_porep_public_inputs(pub, p, sc.replica_id, sc.comm_d, sc.comm_r, sc.seed, 0, err), err);
+    ASSERT_CODE(g16_verify(pvk, &proof, pub, ni, err), CUZK_E_VERIFY_FAILED, err);
     protobuf_c_message_free_unpacked(&r->base, NULL);
+    /* its vanilla proofs swapped with each other or made for another seed: refused */
+    sc.seed[7] ^= 0x20;
+    cuzk_free(syn);
+    ASSERT_OK(fil_c1_write_wrapper(&syn, &syn_n, &sc, err), err);
+    if (fil_c1_check_challenges(&sc, err)) {   /* 64 nodes: a new seed may select the same two */
+        ASSERT_EQ_INT(prove_porep(cl, "porep-synthetic-other-seed", syn, syn_n, &r, det), 3);
+        ASSERT_STR_CONTAINS(det, "(partition 0, challenge ");
+        ASSERT_STR_CONTAINS(det, "the synthetic challenges of (replica_id, comm_r) selected by seed give");
+    }
+    cuzk_free(syn);
+    fil_c1_free(&sc);
     cz_close(cl);
 
     /* the seeds' command, through the CLI */
