@@ -166,6 +166,10 @@ struct engine_backend_ops {
                     struct cuzk_error *err);
     /* close the devices and free self (engine_free) */
     void (*destroy)(void *self);
+    /* load_pk keeps a copy of the key on the device (the real GPU backend): once every device
+     * holds an entry's key, the engine frees the host copy (the GPU provers never read it) and
+     * reads it again from its .params file if a device needs to upload or stream it later. */
+    bool load_pk_copies;
 };
 
 struct engine_backend {
@@ -277,6 +281,7 @@ struct engine_gpu_snap {
 struct engine_srs_snap {
     char circuit_id[64];
     const char *tier;                      /* "vram" | "pinned" | "host" | "loading" */
+    bool host_key;                         /* the key's points are also in host memory */
     uint32_t vram_mask;                    /* bit d: resident on snapshot gpus[d] */
     uint64_t bytes, load_ms, idle_ms;
     unsigned refs;

@@ -106,6 +106,7 @@ static const struct engine_backend_ops gpu_ops = {
     .load_shape = g_load_shape, .load_pk = g_load_pk, .unload = g_unload, .stage = g_stage,
     .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .check_g1 = g_check_g1,
     .check_g2 = g_check_g2, .destroy = g_destroy,
+    .load_pk_copies = true,
 };
 
 /* "[0, 1]" */

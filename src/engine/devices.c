@@ -86,6 +86,11 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
 
     int rc = ops->load_shape ? ops->load_shape(e->be.self, d, &s->shape, err) : CUZK_OK;
     if (rc) return cuzk_fail_prefix(err, rc, "GPU %d: circuit matrices of %s", e->be.ordinals[d], s->id);
+    /* not resident here and its host copy released: read it back first (upload or stream) */
+    if (!was) {
+        rc = srs_key_reload(e, s, err);
+        if (rc) return cuzk_fail_prefix(err, rc, "GPU %d", e->be.ordinals[d]);
+    }
     struct cuzk_error kerr;
     cuzk_error_clear(&kerr);
     int krc = ops->load_pk ? ops->load_pk(e->be.self, d, &s->pk, &kerr) : CUZK_E_UNSUPPORTED;
@@ -105,8 +110,10 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
         s->stream_logged |= bit;
     }
     pthread_mutex_unlock(&e->mu);
-    if (fits && !was)
+    if (fits && !was) {
         cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->be.ordinals[d]);
+        srs_key_release(e, s);   /* when every device now holds it */
+    }
     if (krc == CUZK_E_GPU_NOMEM || krc == CUZK_E_UNSUPPORTED) {
         if (krc == CUZK_E_GPU_NOMEM) pin_streamed_key(e, s);
         if (log_stream)

@@ -1142,6 +1142,7 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         struct engine_srs_snap *ss = &out->srs[i];
         snprintf(ss->circuit_id, sizeof ss->circuit_id, "%s", s->id);
         ss->tier = srs_tier(s);
+        ss->host_key = !s->key_released;
         ss->vram_mask = s->vram_mask;
         ss->bytes = s->bytes;
         ss->load_ms = ms(s->load_ns);

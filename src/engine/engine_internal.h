@@ -43,6 +43,12 @@ struct srs_entry {
     /* host key page-locked for direct DMA (tier "pinned"); pin_tried: claimed by one device's
      * worker (under e->mu) so the key is pinned at most once */
     bool pinned, pin_tried;
+    /* the key's points were freed from host memory (every device holds them: ops
+     * load_pk_copies); key_path, its .params file, to read them again (empty: made in memory,
+     * never released) */
+    bool key_released;
+    char key_path[ENGINE_PATH_MAX + 300];
+    uint8_t key_digest[16];         /* of the file at its first read (valid with key_path) */
 };
 
 /* ---- memory budget (budget.c) ----
@@ -53,6 +59,9 @@ void budget_init(struct engine *e, const struct engine_config *c);
 /* e->mu held. Blocks until n fits (evicting idle SRS entries, which drops e->mu meanwhile);
  * CUZK_E_NOMEM at once if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown. */
 int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err);
+/* e->mu held. Counts n at once even beyond the budget (a key read back from its file under a
+ * device lock must not wait for partitions that need that lock); warns when over. */
+void budget_force(struct engine *e, uint64_t n);
 void budget_release(struct engine *e, uint64_t n);   /* e->mu held; wakes waiters */
 /* Working-set estimate of one partition of shape s: the witness, and a/b/c + h for proving. */
 void budget_partition(const struct g16_shape *s, uint64_t *witness, uint64_t *prove);
@@ -82,6 +91,12 @@ void srs_free_all(struct engine *e);
 int srs_charge(struct engine *e, struct srs_entry *x, uint64_t bytes, struct cuzk_error *err);
 bool srs_file_size(const char *path, uint64_t *size);     /* false: no such regular file */
 /* Read a .params file into x->pk with [srs] validation and the digest cache, and log how. */
+/* The host copy of x's key points (ops load_pk_copies): srs_key_release frees it once every
+ * device holds the key (e->mu not held; a no-op for keys made in memory, pinned keys, or
+ * while a device lacks it); srs_key_reload reads it back from x->key_path, refusing a file
+ * whose digest changed since the first load (device lock held, e->mu not held). */
+void srs_key_release(struct engine *e, struct srs_entry *x);
+int srs_key_reload(struct engine *e, struct srs_entry *x, struct cuzk_error *err);
 int srs_read_params(struct engine *e, struct srs_entry *x, const char *path,
                     struct cuzk_error *err);
 /* A Filecoin circuit's entry: param_cache/<v28 stem>.params, its shape from the .shape next to

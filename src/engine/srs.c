@@ -51,7 +51,80 @@ static const char *validation_name(int mode)
 
 /* Read a .params file with the configured validation and the digest cache, and log how it
  * was checked (what an operator who chose "none" or "curve" needs to see). */
+static int read_key(struct engine *e, struct srs_entry *x, struct g16_pk *pk, const char *path,
+                    struct g16_params_read_report *rep, struct cuzk_error *err);
+
 int srs_read_params(struct engine *e, struct srs_entry *x, const char *path, struct cuzk_error *err)
+{
+    struct g16_params_read_report rep;
+    int rc = read_key(e, x, &x->pk, path, &rep, err);
+    /* only a file with a digest can be read back later (validation "none" computes none) */
+    if (!rc && rep.digest_valid && strlen(path) < sizeof x->key_path) {
+        snprintf(x->key_path, sizeof x->key_path, "%s", path);
+        memcpy(x->key_digest, rep.digest, sizeof x->key_digest);
+    }
+    return rc;
+}
+
+void srs_key_release(struct engine *e, struct srs_entry *x)
+{
+    const uint32_t all = e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1;
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    pthread_mutex_lock(&e->mu);
+    if (!e->be.ops->load_pk_copies || x->key_released || !x->key_path[0] || x->pinned ||
+        (x->vram_mask & all) != all) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    uint64_t bytes = g16_pk_vectors(&x->pk, v, nb);
+    x->pk.h = x->pk.l = x->pk.a = x->pk.b_g1 = NULL;
+    x->pk.b_g2 = NULL;
+    x->key_released = true;
+    x->bytes = x->bytes > bytes ? x->bytes - bytes : 0;
+    budget_release(e, bytes);
+    pthread_mutex_unlock(&e->mu);
+    for (int k = 0; k < G16_PK_VECTORS; k++) cuzk_free(v[k]);
+    cuzk_log(CLOG_INFO, "SRS host copy released: circuit=%s bytes_mib=%.0f (every GPU holds the key; "
+             "it is read again from %s if a GPU needs it)", x->id, (double)bytes / MiB, x->key_path);
+}
+
+int srs_key_reload(struct engine *e, struct srs_entry *x, struct cuzk_error *err)
+{
+    pthread_mutex_lock(&e->mu);
+    bool need = x->key_released;
+    pthread_mutex_unlock(&e->mu);
+    if (!need) return CUZK_OK;
+    uint64_t t0 = cuzk_now_ns();
+    struct g16_pk tmp;
+    struct g16_params_read_report rep;
+    int rc = read_key(e, x, &tmp, x->key_path, &rep, err);
+    if (rc) return cuzk_fail_prefix(err, rc, "reading the proving key of %s back", x->id);
+    if (!rep.digest_valid || memcmp(rep.digest, x->key_digest, sizeof rep.digest) ||
+        tmp.n_h != x->pk.n_h || tmp.n_l != x->pk.n_l || tmp.n_a != x->pk.n_a || tmp.n_b != x->pk.n_b) {
+        g16_pk_free(&tmp);
+        return cuzk_fail(err, CUZK_E_FORMAT, "%s: the file changed since SRS %s was loaded; evict "
+                         "the SRS (or restart the daemon) to load the new one", x->key_path, x->id);
+    }
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    uint64_t bytes = g16_pk_vectors(&tmp, v, nb);
+    pthread_mutex_lock(&e->mu);
+    x->pk.h = tmp.h, x->pk.l = tmp.l, x->pk.a = tmp.a, x->pk.b_g1 = tmp.b_g1, x->pk.b_g2 = tmp.b_g2;
+    tmp.h = tmp.l = tmp.a = tmp.b_g1 = NULL;
+    tmp.b_g2 = NULL;
+    x->key_released = false;
+    x->bytes += bytes;
+    budget_force(e, bytes);
+    pthread_mutex_unlock(&e->mu);
+    g16_pk_free(&tmp);   /* its vk: the entry keeps its own */
+    cuzk_log(CLOG_INFO, "SRS host copy read back: circuit=%s elapsed_ms=%" PRIu64, x->id,
+             (cuzk_now_ns() - t0) / 1000000);
+    return CUZK_OK;
+}
+
+static int read_key(struct engine *e, struct srs_entry *x, struct g16_pk *pk, const char *path,
+                    struct g16_params_read_report *rep_out, struct cuzk_error *err)
 {
     struct g16_params_read_opts o = {.mode = (enum g16_validate)e->cfg.srs_validation,
                                      .use_cache = true, .progress = -1};
@@ -60,7 +133,8 @@ int srs_read_params(struct engine *e, struct srs_entry *x, const char *path, str
     if (e->be.n_devices && gpu_check.g1 && gpu_check.g2) o.checker = &gpu_check;
     struct g16_params_read_report rep;
     memset(&rep, 0, sizeof rep);
-    int rc = g16_params_read_ex(&x->pk, path, &o, pool_default(), &rep, err);
+    int rc = g16_params_read_ex(pk, path, &o, pool_default(), &rep, err);
+    *rep_out = rep;
     if (!rc)
         cuzk_log(CLOG_INFO, "SRS read: circuit=%s read_ms=%" PRIu64 " check_ms=%" PRIu64
                  " validation=%s checks=%s%s", x->id, rep.read_ns / 1000000, rep.check_ns / 1000000,

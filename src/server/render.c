@@ -81,8 +81,8 @@ char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_
         json_t *vg = json_array();   /* ordinals of the GPUs holding the key in VRAM */
         for (size_t d = 0; d < s->n_gpus && d < 32; d++)
             if (s->srs[i].vram_mask >> d & 1) json_array_append_new(vg, json_integer(s->gpus[d].ordinal));
-        json_array_append_new(srs, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:i,s:b}", "circuit_id",
-            s->srs[i].circuit_id, "tier", s->srs[i].tier, "vram_gpus", vg,
+        json_array_append_new(srs, json_pack("{s:s,s:s,s:b,s:o,s:I,s:I,s:I,s:i,s:b}", "circuit_id",
+            s->srs[i].circuit_id, "tier", s->srs[i].tier, "host_copy", s->srs[i].host_key, "vram_gpus", vg,
             "bytes", (json_int_t)s->srs[i].bytes, "load_ms", (json_int_t)s->srs[i].load_ms,
             "last_used_secs_ago", (json_int_t)(s->srs[i].idle_ms / 1000),
             "ref_count", (int)s->srs[i].refs, "evictable", s->srs[i].evictable));

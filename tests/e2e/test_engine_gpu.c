@@ -17,8 +17,10 @@ TEST(engine_gpu_needs_daemon_build) { test_skip("built with CUZK_CLIENT=0: no da
 #include <pthread.h>
 #include <unistd.h>
 
+#include "cuzk/circuits.h"
 #include "cuzk/engine.h"
 #include "cuzk/log.h"
+#include "cuzk/util.h"
 
 #define NDEV 2
 
@@ -111,13 +113,43 @@ static int f_load_shape(void *self, unsigned d, const struct g16_shape *s, struc
     g->shape = s;
     return CUZK_OK;
 }
+/* Copy mode (ops load_pk_copies): like the real context, load_pk copies the key's points and
+ * prove reads only that copy, so the engine may free the host copy; a load_pk that finds the
+ * host points gone counts as a violation. */
+static bool copy_mode;
+static struct g16_pk copies[NDEV];
+static unsigned violations_no_host_key;
+static void copy_free(int d)
+{
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(&copies[d], v, nb);
+    for (int k = 0; k < G16_PK_VECTORS; k++) free(v[k]);
+    memset(&copies[d], 0, sizeof copies[d]);
+}
 static int f_load_pk(void *self, unsigned d, const struct g16_pk *pk, struct cuzk_error *err)
 {
     struct fake_gpu *g = &((struct fake_gpu *)self)[d];
     if (!g->held) violations_unlocked++;
     if (g->pk == pk) return CUZK_OK;
     g->pk = NULL;   /* like the real context: the old key goes first */
+    if (copy_mode) copy_free((int)d);
     if (g->nomem) return cuzk_fail(err, CUZK_E_GPU_NOMEM, "fake: not enough GPU memory");
+    if (copy_mode) {
+        void *v[G16_PK_VECTORS], *c[G16_PK_VECTORS];
+        size_t nb[G16_PK_VECTORS];
+        g16_pk_vectors(pk, v, nb);
+        copies[d] = *pk;
+        memset(&copies[d].vk, 0, sizeof copies[d].vk);   /* the backend reads only its size */
+        copies[d].vk.n_ic = pk->vk.n_ic;
+        for (int k = 0; k < G16_PK_VECTORS; k++) {
+            if (nb[k] && !v[k]) violations_no_host_key++;
+            c[k] = malloc(nb[k] ? nb[k] : 1);
+            ASSERT(c[k]);
+            if (nb[k] && v[k]) memcpy(c[k], v[k], nb[k]);
+        }
+        copies[d].h = c[0], copies[d].l = c[1], copies[d].a = c[2], copies[d].b_g1 = c[3], copies[d].b_g2 = c[4];
+    }
     g->pk = pk;
     return CUZK_OK;
 }
@@ -128,6 +160,7 @@ static void f_unload(void *self, unsigned d)
     g->pk = NULL;
     g->shape = NULL;
     g->unloads++;
+    if (copy_mode) copy_free((int)d);
 }
 static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
                    const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
@@ -152,7 +185,8 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     }
     pthread_mutex_unlock(&rec_mu);
     usleep(3000 + g->delay_us);   /* widen the window in which a second worker could overlap */
-    int rc = g16_backend_cpu(out, s, pk, w, NULL, t, err);
+    if (copy_mode && g->pk != pk) violations_no_host_key++;   /* proved a key it does not hold */
+    int rc = g16_backend_cpu(out, s, copy_mode ? &copies[d] : pk, w, NULL, t, err);
     __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
@@ -187,7 +221,14 @@ static const struct engine_backend_ops fake_ops = {
     .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .destroy = f_destroy,
 };
 
-static struct engine *start(void)
+static const struct engine_backend_ops fake_copy_ops = {
+    .prove = f_prove, .info = f_info, .lock = f_lock, .unlock = f_unlock,
+    .load_shape = f_load_shape, .load_pk = f_load_pk, .unload = f_unload, .stage = f_stage,
+    .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .destroy = f_destroy,
+    .load_pk_copies = true,
+};
+
+static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
 {
     for (int d = 0; d < NDEV; d++) {
         memset(&fakes[d], 0, sizeof fakes[d]);
@@ -196,8 +237,10 @@ static struct engine *start(void)
     }
     struct engine_backend be;
     memset(&be, 0, sizeof be);
-    be.ops = &fake_ops;
+    be.ops = ops;
     be.self = fakes;
+    copy_mode = ops->load_pk_copies;
+    violations_no_host_key = 0;
     be.n_devices = NDEV;
     memcpy(be.ordinals, ordinals, sizeof ordinals);
     memset(staged, 0, sizeof staged);
@@ -211,12 +254,18 @@ static struct engine *start(void)
     cfg.mem_budget = 1ull << 30;
     cfg.workers_per_device = 2;
     cfg.synthesis_workers = 2;
-    snprintf(cfg.param_cache, sizeof cfg.param_cache, "/nonexistent-cuzk-test");   /* local setups */
+    snprintf(cfg.param_cache, sizeof cfg.param_cache, "%s", param_cache);
+    cfg.srs_validation = G16_VALIDATE_CURVE;
     clog_set_level(CLOG_WARN);
     struct cuzk_error err_s, *err = &err_s;
     struct engine *e = engine_new(&cfg, &be, err);
     ASSERT_MSG(e, "engine_new: %s", err->msg);
     return e;
+}
+
+static struct engine *start(void)
+{
+    return start_with(&fake_ops, "/nonexistent-cuzk-test");   /* local setups */
 }
 
 static const struct engine_srs_snap *find_srs(const struct engine_snapshot *s, const char *id)
@@ -382,6 +431,93 @@ TEST_T(fake_gpus_of_different_speeds_both_prove, 120)
     ASSERT_EQ_U64(violations_overlap, 0);
     engine_shutdown(e, 5000);
     engine_free(e);
+}
+
+static bool host_copy(struct engine *e, const char *id)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    const struct engine_srs_snap *x = find_srs(&s, id);
+    ASSERT_MSG(x, "%s not loaded", id);
+    bool h = x->host_key;
+    engine_snapshot_free(&s);
+    return h;
+}
+
+/* A backend that keeps its own copy of the key (the GPU's VRAM): once every device holds a key
+ * read from a file, the engine frees the host copy; when a device lost it (another circuit's
+ * key took its place) the next proof reads it back from the file first, and a file that
+ * changed meanwhile is refused by name. Every proof is verified by the engine. */
+TEST_T(host_copy_of_a_resident_key_is_released_and_read_back, 120)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    char dir[] = "/tmp/cuzk-test-release-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    static const uint64_t sizes[2] = {64, 32};
+    char path[2][96];
+    for (int i = 0; i < 2; i++) {
+        struct synth_params sp = {.n_constraints = sizes[i], .n_public = 2};
+        struct g16_shape shape;
+        struct g16_pk pk;
+        ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+        ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
+        snprintf(path[i], sizeof path[i], "%s/synthetic-%llu.params", dir, (unsigned long long)sizes[i]);
+        ASSERT_OK(g16_params_write(&pk, path[i], err), err);
+        g16_pk_free(&pk);
+        g16_shape_free(&shape);
+    }
+    struct engine *e = start_with(&fake_copy_ops, dir);
+    bool already;
+    uint64_t ms;
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT(!host_copy(e, "synthetic-64"));   /* both devices hold it: host copy freed */
+    submit(e, "r-0", 64, 4);
+    await_ok(e, "r-0", 4);
+
+    /* synthetic-32 takes both devices; then a synthetic-64 job needs its key read back */
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    ASSERT(!host_copy(e, "synthetic-32"));
+    submit(e, "r-1", 64, 3);
+    await_ok(e, "r-1", 3);
+    ASSERT(host_copy(e, "synthetic-64"));   /* on one device only: the host copy stays */
+    submit(e, "r-2", 32, 2);
+    await_ok(e, "r-2", 2);
+    ASSERT_EQ_U64(violations_no_host_key, 0);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+
+    /* the file changes under a released key: the job fails naming the file, nothing is proved
+     * with a key the engine did not load */
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    ASSERT(!host_copy(e, "synthetic-32"));
+    {
+        struct synth_params sp = {.n_constraints = 32, .n_public = 2};
+        struct g16_shape shape;
+        struct g16_pk pk;
+        ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+        ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
+        sleep(1);   /* a new mtime */
+        ASSERT_OK(g16_params_write(&pk, path[1], err), err);
+        g16_pk_free(&pk);
+        g16_shape_free(&shape);
+        ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);   /* evicts 32 from both */
+        submit(e, "r-3", 32, 1);
+        struct engine_result res;
+        ASSERT_OK(engine_await(e, "r-3", 60000, &res, err), err);
+        ASSERT_EQ_INT(res.status, ENGINE_FAILED);
+        ASSERT_STR_CONTAINS(res.error, "changed since");
+        engine_result_free(&res);
+    }
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    for (int i = 0; i < 2; i++) {
+        unlink(path[i]);
+        char v[128];
+        snprintf(v, sizeof v, "%s.validated", path[i]);
+        unlink(v);
+    }
+    rmdir(dir);
 }
 
 TEST_T(no_gpu_means_cpu_provers_with_reason, 60)
