@@ -626,3 +626,32 @@ TEST_T(commitments_match_direct_pairings, 120)
     agg_prover_srs_free(&pk);
     fx_fini(&f);
 }
+
+/* Every allocation of specialize / prove / serialize / verify may fail: CUZK_E_NOMEM, no crash,
+ * nothing leaked (ASan), and the same call succeeds once memory is back. */
+TEST_T(aggregate_survives_allocation_failures, 180)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct fx f;
+    fx_init(&f, 4, 4);
+    struct agg_proof *p = malloc(sizeof *p);
+    int rc = CUZK_E_NOMEM;
+    long k;
+    for (k = 0; k < 400 && rc != CUZK_OK; k++) {
+        struct agg_prover_srs pk = {0};
+        struct agg_verifier_srs vk;
+        cuzk_alloc_fail_after(k);
+        rc = agg_srs_specialize(&pk, &vk, &f.srs, 4, err);
+        if (!rc) rc = agg_prove(p, &pk, f.proofs, 3, INCLUDE, 32, AGG_V2, NULL, err);
+        if (!rc)
+            rc = agg_verify(&f.pk.vk, &vk, f.pub, 3, NPUB, p, INCLUDE, 32, AGG_V2, 1, NULL, err);
+        cuzk_alloc_fail_after(-1);
+        agg_prover_srs_free(&pk);
+        ASSERT_MSG(rc == CUZK_OK || rc == CUZK_E_NOMEM, "allocation %ld failed: %s: %s", k,
+                   cuzk_errname(rc), err->msg);
+    }
+    ASSERT_EQ_INT(rc, CUZK_OK);
+    ASSERT(k > 5);              /* the failures were really injected */
+    free(p);
+    fx_fini(&f);
+}
