@@ -72,6 +72,9 @@ static void fx_fini(struct fx *f)
     agg_srs_free(&f->srs);
 }
 
+#define PIN_V1 "52e2188139bab90dcfb6d97753b8705a8eadd8890ee1b0362df216e83bc0de11"
+#define PIN_V2 "fb2ae78518b371fa11d5afaa96978a41e64d1a07f0828e37feddfba2eb94b34a"
+
 static const uint8_t INCLUDE[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
                                     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 
@@ -653,5 +656,44 @@ TEST_T(aggregate_survives_allocation_failures, 180)
     ASSERT_EQ_INT(rc, CUZK_OK);
     ASSERT(k > 5);              /* the failures were really injected */
     free(p);
+    fx_fini(&f);
+}
+
+/* Regression pin (not an oracle): fixed key, witnesses, blindings and SRS give these aggregate
+ * bytes; a change here means the transcript, the layout or an upstream-visible value moved,
+ * which must be a deliberate, documented change. */
+TEST_T(aggregate_bytes_are_pinned, 120)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct fx f;
+    fx_init(&f, 4, 4);
+    for (size_t i = 0; i < 4; i++) {       /* re-prove with fixed blindings */
+        fr_t *in = calloc(f.s.n_inputs, sizeof(fr_t)), *aux = calloc(f.s.n_aux + 1, sizeof(fr_t));
+        ASSERT_OK(synth_witness(in, aux, &f.s, &f.p, 1000 + i, err), err);
+        struct g16_assignment w = {in, aux};
+        fr_t r, s;
+        fr_from_u64(&r, 11 + i);
+        fr_from_u64(&s, 23 + i);
+        ASSERT_OK(g16_prove(&f.proofs[i], &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+        free(in);
+        free(aux);
+    }
+    struct agg_prover_srs pk;
+    struct agg_verifier_srs vk;
+    ASSERT_OK(agg_srs_specialize(&pk, &vk, &f.srs, 4, err), err);
+    struct agg_proof *p = malloc(sizeof *p);
+    static const char *const want[2] = {PIN_V1, PIN_V2};
+    for (int v = 0; v < 2; v++) {
+        ASSERT_OK(agg_prove(p, &pk, f.proofs, 4, INCLUDE, 32, v ? AGG_V2 : AGG_V1, NULL, err), err);
+        uint8_t b[8212], d[32];
+        char hex[65];
+        ASSERT_OK(agg_proof_to_bytes(b, p, err), err);
+        SHA256(b, sizeof b, d);
+        for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+        ASSERT_MSG(!strcmp(hex, want[v]), "V%d aggregate digest %s, pinned %s", v + 1, hex,
+                   want[v]);
+    }
+    free(p);
+    agg_prover_srs_free(&pk);
     fx_fini(&f);
 }
