@@ -64,6 +64,7 @@ const char cfg_default_toml[] =
     "gpu_workers_per_device = 2                # provers per GPU (CPU provers without a GPU)\n"
     "vram_reserve_mib = 0                      # device memory left to other processes\n"
     "stream_key = false                        # stream the key per proof even when it fits\n"
+    "memory_limit = \"\"                         # use at most this much of each GPU, e.g. \"24GiB\"; \"\" = all\n"
     "trace = false                             # a stderr line per GPU allocation and MSM plan\n"
     "\n"
     "[scheduler]\n"
@@ -572,6 +573,17 @@ static int k_vram_reserve(struct cuzk_config *c, const struct tval *v, struct ke
 }
 static int k_stream_key(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_bool(&c->gpu_stream_key, v, k); }
+static int k_gpu_memory_limit(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    if (v->type == T_STR && !v->s[0]) {   /* "": the whole card */
+        c->gpu_memory_limit = 0;
+        return CUZK_OK;
+    }
+    int rc = get_size(&c->gpu_memory_limit, v, k, "\"24GiB\"");
+    if (!rc && c->gpu_memory_limit < (1ull << 30))
+        return bad(k, "expected at least 1GiB (\"\" for the whole card)");
+    return rc;
+}
 static int k_gpu_trace(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_bool(&c->gpu_trace, v, k); }
 
@@ -708,6 +720,7 @@ static const struct key_def {
     {"gpus", "gpu_workers_per_device", k_gpu_workers},
     {"gpus", "vram_reserve_mib", k_vram_reserve},
     {"gpus", "stream_key", k_stream_key},
+    {"gpus", "memory_limit", k_gpu_memory_limit},
     {"gpus", "trace", k_gpu_trace},
     {"scheduler", "max_batch_size", k_batch_size},
     {"scheduler", "max_batch_wait_ms", k_batch_wait},

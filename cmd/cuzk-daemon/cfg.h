@@ -51,6 +51,7 @@ struct cuzk_config {
     unsigned gpu_workers_per_device;     /* >= 1; also the CPU prover count without GPUs */
     uint64_t gpu_vram_reserve_mib;       /* device memory left to other processes, MiB */
     bool gpu_stream_key;                 /* stream the key per proof even when it fits */
+    uint64_t gpu_memory_limit;           /* bytes of each GPU the daemon may use (0: all) */
     bool gpu_trace;                      /* a stderr line per device allocation and MSM plan */
     /* [scheduler] */
     unsigned max_batch_size;             /* accepted; batching is not implemented (warned) */

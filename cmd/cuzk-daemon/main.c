@@ -93,6 +93,7 @@ static void gpu_config_of(struct engine_gpu_config *gc, const struct cuzk_config
     gc->options.reserve_bytes = (size_t)c->gpu_vram_reserve_mib << 20;
     gc->options.stream_key = c->gpu_stream_key;
     gc->options.trace = c->gpu_trace;
+    gc->options.mem_limit_bytes = (size_t)c->gpu_memory_limit;
 }
 
 /* After the first signal a second one ends the process at once. */

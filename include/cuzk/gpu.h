@@ -76,6 +76,10 @@ struct gpu_options {
     bool stream_key;
     /* One stderr line per device allocation and per MSM plan (memory diagnostics). */
     bool trace;
+    /* Use at most this many bytes of the card, as if it were that small ([gpus]
+     * memory_limit; 0: the whole card). Counted from the free memory when the context
+     * opened, so what other processes take later also counts against it. */
+    size_t mem_limit_bytes;
 };
 void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt);
 /* The GPU prover backend (g16_backend_fn; ctx is a struct gpu_ctx *). Loads pk and s on

@@ -4,10 +4,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuzk/log.h"
 #include "cuzk/util.h"
 #include "engine_internal.h"
+
+#define DEV_NOMEM_TRIES 8   /* about 80 s of waiting for device memory, then the partition fails */
 
 static void dev_lock(struct engine *e, unsigned d)
 {
@@ -151,12 +154,32 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
             clog_timeline("WITNESS_STAGED", c->job_id, "worker=%u,partition=%u,ms=%" PRIu64, c->worker, c->part,
                           (cuzk_now_ns() - t0) / 1000000);
     }
-    dev_lock(e, c->dev);
-    clog_timeline("GPU_START", c->job_id, "worker=%u,partition=%u,gpu=%d", c->worker, c->part,
-                  e->be.ordinals[c->dev]);
-    int rc = make_resident(e, c->dev, c->srs, err);
-    if (!rc) rc = ops->prove(e->be.self, c->dev, out, s, pk, w, t, err);
-    dev_unlock(e, c->dev);
+    /* Out of device memory (another process took the card's memory, or the plan was off):
+     * the partition waits with the lock released and tries again, so the memory can come
+     * back; after DEV_NOMEM_TRIES it fails with the GPU's message. */
+    int rc;
+    for (unsigned attempt = 1;; attempt++) {
+        dev_lock(e, c->dev);
+        clog_timeline("GPU_START", c->job_id, "worker=%u,partition=%u,gpu=%d", c->worker, c->part,
+                      e->be.ordinals[c->dev]);
+        rc = make_resident(e, c->dev, c->srs, err);
+        if (!rc) rc = ops->prove(e->be.self, c->dev, out, s, pk, w, t, err);
+        dev_unlock(e, c->dev);
+        if (rc != CUZK_E_GPU_NOMEM || attempt >= DEV_NOMEM_TRIES) break;
+        unsigned wait_s = attempt < 5 ? 1u << (attempt - 1) : 15;
+        cuzk_log(CLOG_WARN, "GPU %d out of memory for partition %u of job %s (%s); retrying in %u s "
+                 "(attempt %u of %u)", e->be.ordinals[c->dev], c->part, c->job_id,
+                 err ? err->msg : "", wait_s, attempt + 1, DEV_NOMEM_TRIES);
+        bool stop = false;
+        for (unsigned i = 0; i < wait_s * 10 && !stop; i++) {
+            usleep(100000);
+            pthread_mutex_lock(&e->mu);
+            stop = e->stopping;
+            pthread_mutex_unlock(&e->mu);
+        }
+        if (stop) break;
+        if (t) memset(t, 0, sizeof *t);
+    }
     if (ops->unstage) ops->unstage(e->be.self, c->dev, s, w);
     return rc;
 }

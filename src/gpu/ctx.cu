@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuzk/gpu_plan.h"
 #include "gpu_internal.cuh"
 
 /* One FIFO lock per device index for the whole process (the daemon's workers share a device):
@@ -90,6 +91,8 @@ extern "C" int gpu_ctx_new(struct gpu_ctx **out, int device, struct cuzk_error *
     }
     c->sm_count = p.multiProcessorCount;
     c->total_mem = p.totalGlobalMem;
+    size_t tot = 0;
+    if (cudaMemGetInfo(&c->free0, &tot) != cudaSuccess) c->free0 = p.totalGlobalMem;
     *out = c;
     return CUZK_OK;
 }
@@ -190,6 +193,11 @@ int gpu_mem_usable(struct gpu_ctx *ctx, size_t *free_b, struct cuzk_error *err)
     int rc = gpu_mem_info(ctx, &fr, &tot, err);
     if (rc) return rc;
     *free_b = fr > ctx->opt.reserve_bytes ? fr - ctx->opt.reserve_bytes : 0;
+    if (ctx->opt.mem_limit_bytes) {   /* what this process took since the context opened */
+        size_t used = ctx->free0 > fr ? ctx->free0 - fr : 0;
+        size_t left = ctx->opt.mem_limit_bytes > used ? ctx->opt.mem_limit_bytes - used : 0;
+        if (left < *free_b) *free_b = left;
+    }
     return CUZK_OK;
 }
 
@@ -203,9 +211,10 @@ extern "C" int gpu_mem_check(struct gpu_ctx *ctx, size_t bytes, const char *what
         char need[32], have[32];
         fmt_bytes(need, sizeof need, bytes);
         fmt_bytes(have, sizeof have, fr);
-        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "%s: not enough GPU memory: need %s, free %s%s",
+        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "%s: not enough GPU memory: need %s, free %s%s%s",
                          what, need, have,
-                         ctx->opt.reserve_bytes ? " (after [gpus] vram_reserve_mib)" : "");
+                         ctx->opt.reserve_bytes ? " (after [gpus] vram_reserve_mib)" : "",
+                         ctx->opt.mem_limit_bytes ? " (within [gpus] memory_limit)" : "");
     }
     return CUZK_OK;
 }
@@ -305,18 +314,40 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
     uint64_t need = g16_pk_vectors(pk, h, nb);
     void **d[G16_PK_VECTORS] = {&ctx->d_h, &ctx->d_l, &ctx->d_a, &ctx->d_bg1, &ctx->d_bg2};
     static const char *const names[G16_PK_VECTORS] = {"pk.h", "pk.l", "pk.a", "pk.b_g1", "pk.b_g2"};
-    /* A key that fits only by leaving less than a proof's own working set (the h pipeline's
-     * three domain vectors, which the MSMs then borrow, and the witness) would make every
-     * proof fail for scratch: with the loaded shape known, that key is refused here and
-     * streamed instead (WindowPoSt 32 GiB's 56.6 GiB key on an 80 GB card). */
-    uint64_t work = 0;
+    /* The memory plan (gpu_plan.h) decides resident or streamed, and whether a second
+     * witness buffer fits: over the memory free now plus what this context already holds and
+     * would reuse (the shape, scratch slots, witness buffers). A key that fits only by leaving
+     * less than a proof's working set would make every proof fail for scratch (WindowPoSt 32
+     * GiB's 56.6 GiB key on an 80 GB card), so it is streamed instead. */
+    int rc = CUZK_OK;
     if (ctx->shape) {
-        uint64_t n = 1;
-        while (n < ctx->shape->n_constraints) n <<= 1;
-        work = 3 * n * sizeof(fr_t) + ((uint64_t)ctx->shape->n_inputs + ctx->shape->n_aux) * sizeof(fr_t);
+        size_t fr = 0;
+        rc = gpu_mem_usable(ctx, &fr, err);
+        if (rc) return rc;
+        uint64_t held = ctx->shape_dev_bytes;
+        for (int sl = 0; sl < SL__COUNT; sl++) held += ctx->slot_size[sl];
+        pthread_mutex_lock(&ctx->wit_mu);
+        for (int i = 0; i < GPU_WIT_SLOTS; i++) held += ctx->wit[i].cap;
+        pthread_mutex_unlock(&ctx->wit_mu);
+        struct gpu_plan_in in;
+        memset(&in, 0, sizeof in);
+        in.mem = fr > GPU_MEM_MARGIN ? fr - GPU_MEM_MARGIN + held : held;
+        for (int k = 0; k < G16_PK_VECTORS; k++) in.key[k] = nb[k];
+        in.shape = ctx->shape_dev_bytes;
+        in.domain = 1;
+        while (in.domain < ctx->shape->n_constraints) in.domain <<= 1;
+        in.witness = gpu_wit_bytes(ctx->shape);
+        struct gpu_plan plan;
+        rc = gpu_plan_make(&in, &plan, err);
+        ctx->plan_wit = rc ? 1 : plan.witness_buffers;
+        if (!rc && plan.key_mode == GPU_KEY_STREAMED)
+            rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_ctx_load_pk: the memory plan streams the key "
+                           "(%.2f GiB for key, matrices and one proof; %.2f GiB usable)",
+                           (double)(need + in.shape + plan.work_bytes + in.witness) / 1073741824.0,
+                           (double)in.mem / 1073741824.0);
+    } else {
+        rc = gpu_mem_check(ctx, need, "gpu_ctx_load_pk: proving key", err);
     }
-    int rc = gpu_mem_check(ctx, need + work, work ? "gpu_ctx_load_pk: proving key and one proof's "
-                           "working set" : "gpu_ctx_load_pk: proving key", err);
     for (int k = 0; !rc && k < G16_PK_VECTORS; k++) rc = upload(ctx, d[k], h[k], nb[k], names[k], err);
     if (rc) {
         unload_pk(ctx);
@@ -355,6 +386,7 @@ extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s
     for (int m = 0; m < 3; m++)
         need += (s->n_constraints + 1) * 8 + mats[m]->nnz * 6;
     int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_shape: constraint matrices", err);
+    ctx->shape_dev_bytes = need + ((size_t)s->n_inputs + s->a_aux_count + s->b_inp_count + s->b_aux_count) * 4;
     for (int m = 0; !rc && m < 3; m++) {
         if (!mats[m]->row_ptr) {
             rc = cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_ctx_load_shape: matrix %c not recorded (count-only shape)", "ABC"[m]);

@@ -122,6 +122,11 @@ struct gpu_ctx {
     uint32_t *d_a_sel, *d_b_sel;   /* A/B scalar positions in w = inputs ++ aux */
     /* the operator's options (gpu_ctx_set_options): reserve, forced key streaming, tracing */
     struct gpu_options opt;
+    size_t free0;                  /* free device memory when the context opened (memory_limit) */
+    size_t shape_dev_bytes;        /* the resident shape's device bytes */
+    /* the memory plan of the loaded key (gpu_plan.h): 0 before any, else 1 or 2 witness
+     * buffers (1: the next witness is not staged ahead) */
+    unsigned plan_wit;
     /* streamed key (prover.cu): its upload stream */
     cudaStream_t up_st;
     /* MSM window reductions on their own stream (msm.cu, created on first use): window group

@@ -347,6 +347,15 @@ static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape
     return k;
 }
 
+/* Witness buffers already large enough for `bytes` (wit_mu not needed: caps change only
+ * under pf_mu, which the caller holds, or in the backend under the device lock). */
+static int wit_sized(const struct gpu_ctx *ctx, size_t bytes)
+{
+    int n = 0;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++) n += ctx->wit[i].cap >= bytes;
+    return n;
+}
+
 size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t); }
 
 int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
@@ -386,6 +395,9 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         if (!warm)
             rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
                            "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
+        else if (ctx->plan_wit == 1 && wit_sized(ctx, bytes) >= 1)
+            rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_g16_stage_witness: the memory plan of GPU %d has "
+                           "room for one witness buffer", ctx->dev);
         else   /* the slot's smaller buffer is given back first */
             rc = gpu_mem_check(ctx, bytes + spare - k->cap,
                                "gpu_g16_stage_witness: second witness buffer (1 GiB spare included)", err);

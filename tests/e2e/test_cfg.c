@@ -203,6 +203,16 @@ TEST(gpu_option_keys)
     ASSERT_STR_CONTAINS(err->msg, "[gpus] stream_key = 1: expected true or false");
     ASSERT_CODE(parse(&c, "[gpus]\ntrace = \"yes\"\n", &w, err), CUZK_E_FORMAT, err);
     ASSERT_STR_CONTAINS(err->msg, "[gpus] trace = \"yes\": expected true or false");
+    /* memory_limit: a size of at least 1 GiB, "" for the whole card (the default) */
+    ASSERT_STR_CONTAINS(cfg_default_toml, "memory_limit = \"\" ");
+    ASSERT_OK(parse(&c, "[gpus]\nmemory_limit = \"24GiB\"\n", &w, err), err);
+    ASSERT_EQ_U64(c.gpu_memory_limit, 24ull << 30);
+    ASSERT_OK(parse(&c, "[gpus]\nmemory_limit = \"\"\n", &w, err), err);
+    ASSERT_EQ_U64(c.gpu_memory_limit, 0);
+    ASSERT_CODE(parse(&c, "[gpus]\nmemory_limit = \"512MiB\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[gpus] memory_limit = \"512MiB\": expected at least 1GiB");
+    ASSERT_CODE(parse(&c, "[gpus]\nmemory_limit = \"lots\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "expected a size like \"24GiB\"");
 }
 
 /* issue 28: the security and admission keys, and durations that would wrap as nanoseconds */

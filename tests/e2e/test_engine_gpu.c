@@ -32,6 +32,7 @@ struct fake_gpu {
     const struct g16_shape *shape;
     bool nomem;                         /* load_pk answers CUZK_E_GPU_NOMEM */
     unsigned delay_us;                  /* extra time per prove: a slower card */
+    unsigned prove_nomem;               /* the next N prove calls answer CUZK_E_GPU_NOMEM */
     unsigned calls, unloads, freed;
 };
 
@@ -185,6 +186,11 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     }
     pthread_mutex_unlock(&rec_mu);
     usleep(3000 + g->delay_us);   /* widen the window in which a second worker could overlap */
+    if (g->prove_nomem) {   /* another process holds the memory: nothing computed */
+        g->prove_nomem--;
+        __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
+        return cuzk_fail(err, CUZK_E_GPU_NOMEM, "fake: cudaMalloc: out of memory");
+    }
     if (copy_mode && g->pk != pk) violations_no_host_key++;   /* proved a key it does not hold */
     int rc = g16_backend_cpu(out, s, copy_mode ? &copies[d] : pk, w, NULL, t, err);
     __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
@@ -518,6 +524,20 @@ TEST_T(host_copy_of_a_resident_key_is_released_and_read_back, 120)
         unlink(v);
     }
     rmdir(dir);
+}
+
+/* A real out-of-memory at prove time (another process took the card's memory): the
+ * partition waits with the device lock released and tries again; the job completes. */
+TEST_T(out_of_memory_at_prove_waits_and_retries, 60)
+{
+    struct engine *e = start();
+    fakes[0].prove_nomem = fakes[1].prove_nomem = 2;
+    submit(e, "oom-0", 64, 1);
+    await_ok(e, "oom-0", 1);
+    ASSERT_EQ_U64(fakes[0].calls + fakes[1].calls, 3);   /* two refusals, then the proof */
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
 }
 
 TEST_T(no_gpu_means_cpu_provers_with_reason, 60)

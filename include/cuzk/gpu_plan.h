@@ -1,0 +1,47 @@
+/* gpu_plan.h: how one proving key and its proofs use a GPU's memory, decided up front from
+ * sizes alone (no CUDA: a pure function, tested on the CPU). The GPU context asks it when a
+ * key is loaded (resident or streamed per proof) and before a witness is staged ahead (one
+ * or two witness buffers), with the memory it may use: the card's free memory, less
+ * [gpus] vram_reserve_mib, within [gpus] memory_limit. Two prover workers share a card's
+ * context, so planning one proof's working set plus the staged witness is what keeps both
+ * inside the plan. */
+#ifndef CUZK_GPU_PLAN_H
+#define CUZK_GPU_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuzk/err.h"
+
+#define GPU_PLAN_VECTORS 5   /* the key's h, l, a, b_g1, b_g2 (g16_pk_vectors order) */
+
+struct gpu_plan_in {
+    uint64_t mem;                            /* device bytes the backend may still use */
+    uint64_t key[GPU_PLAN_VECTORS];          /* bytes of each key vector */
+    uint64_t shape;                          /* the constraint matrices kept on the device */
+    uint64_t domain;                         /* NTT domain size N (a power of two) */
+    uint64_t witness;                        /* one witness, (inputs + aux) * 32 bytes */
+};
+
+enum gpu_key_mode { GPU_KEY_RESIDENT, GPU_KEY_STREAMED };
+
+struct gpu_plan {
+    enum gpu_key_mode key_mode;
+    unsigned witness_buffers;                /* 2: the next proof's witness is staged ahead */
+    uint64_t key_bytes;                      /* on the device for the key: all of it, or the
+                                              * streamer's two buffers of the largest vector */
+    uint64_t work_bytes;                     /* one proof: the h pipeline's three domain vectors
+                                              * (the MSMs borrow them), MSM growth, margin */
+    uint64_t total;                          /* everything planned; never above in->mem */
+};
+
+/* The working set one proof needs beside its key, shape and witness (3 N field elements
+ * for the h pipeline, which the MSMs then borrow, and 1 GiB for the MSMs' own scratch). */
+uint64_t gpu_plan_work_bytes(uint64_t domain);
+
+/* The fastest plan that fits: resident key with two witness buffers, then with one, then a
+ * streamed key with two, then with one. CUZK_E_GPU_NOMEM, naming the smallest need and what
+ * it is made of, when not even a streamed key with one witness buffer fits. */
+int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err);
+
+#endif

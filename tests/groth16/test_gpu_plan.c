@@ -1,0 +1,119 @@
+/* test_gpu_plan.c: the GPU memory plan (gpu_plan.h) over many (card, key, witness) sizes: it
+ * never plans more than the memory it was given, it picks the fastest option that fits (an
+ * exhaustive check of the four options, written here from the header's contract), and the
+ * 32 GiB PoRep and WindowPoSt keys land where the GPU runs showed they must. */
+#include <string.h>
+
+#include "cuzk/gpu_plan.h"
+#include "cuzk/util.h"
+#include "test.h"
+
+#define GIB (1ull << 30)
+
+static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
+{
+    uint64_t x;
+    cuzk_rng_bytes(r, (uint8_t *)&x, sizeof x);
+    return lo + x % (hi - lo + 1);
+}
+
+/* bytes of option i (resident+2, resident+1, streamed+2, streamed+1), from the contract */
+static uint64_t option_total(const struct gpu_plan_in *in, int i)
+{
+    uint64_t key = 0, big = 0;
+    for (int k = 0; k < GPU_PLAN_VECTORS; k++) {
+        key += in->key[k];
+        if (in->key[k] > big) big = in->key[k];
+    }
+    uint64_t work = 3 * in->domain * 32 + GIB;
+    uint64_t kb = i < 2 ? key : 2 * big;
+    unsigned wit = (i % 2 == 0) ? 2 : 1;
+    return in->shape + work + kb + wit * in->witness;
+}
+
+TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    cuzk_rng *r = test_rng();
+    unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0;
+    for (int t = 0; t < 20000; t++) {
+        struct gpu_plan_in in;
+        memset(&in, 0, sizeof in);
+        unsigned lg = (unsigned)rnd(r, 10, 28);
+        in.domain = 1ull << lg;
+        uint64_t pts = in.domain;
+        in.key[0] = (pts - 1) * 96;
+        in.key[1] = rnd(r, 1, pts) * 96;
+        in.key[2] = rnd(r, 1, pts) * 96;
+        uint64_t nb = rnd(r, 0, pts);
+        in.key[3] = nb * 96;
+        in.key[4] = nb * 192;
+        in.shape = rnd(r, 0, pts * 64);
+        in.witness = rnd(r, 1, pts) * 32;
+        in.mem = rnd(r, 1, 160) * GIB + rnd(r, 0, GIB);
+        struct gpu_plan p;
+        int rc = gpu_plan_make(&in, &p, err);
+        int want = -1;
+        for (int i = 0; i < 4 && want < 0; i++)
+            if (option_total(&in, i) <= in.mem) want = i;
+        if (want < 0) {
+            ASSERT_CODE(rc, CUZK_E_GPU_NOMEM, err);
+            ASSERT_STR_CONTAINS(err->msg, "needs at least");
+            refused++;
+            continue;
+        }
+        ASSERT_OK(rc, err);
+        ASSERT_MSG(p.total <= in.mem, "planned %llu of %llu bytes", (unsigned long long)p.total,
+                   (unsigned long long)in.mem);
+        ASSERT_EQ_U64(p.total, option_total(&in, want));
+        ASSERT_EQ_INT(p.key_mode, want < 2 ? GPU_KEY_RESIDENT : GPU_KEY_STREAMED);
+        ASSERT_EQ_U64(p.witness_buffers, want % 2 == 0 ? 2 : 1);
+        ASSERT_EQ_U64(p.total, in.shape + p.work_bytes + p.key_bytes + p.witness_buffers * in.witness);
+        fits++;
+        streamed += p.key_mode == GPU_KEY_STREAMED;
+        one_buffer += p.witness_buffers == 1;
+        /* more memory never gives a slower plan */
+        struct gpu_plan q;
+        in.mem += rnd(r, 0, 64) * GIB;
+        ASSERT_OK(gpu_plan_make(&in, &q, err), err);
+        ASSERT(q.key_mode <= p.key_mode);
+        ASSERT(q.key_mode < p.key_mode || q.witness_buffers >= p.witness_buffers);
+    }
+    /* the sample covered every outcome */
+    ASSERT(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 100);
+}
+
+/* PoRep 32 GiB (130,278,869 constraints, 130,169,893 aux; key 47.4 GB) and WindowPoSt 32 GiB
+ * (key 56.6 GiB) against an 80 GB card and the memory caps of issue 25. */
+TEST(plan_of_the_32gib_keys)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct gpu_plan_in porep = {
+        .key = {((1ull << 27) - 1) * 96, 130169893ull * 96, (328ull + 129753292) * 96,
+                (1ull + 33112281) * 96, (1ull + 33112281) * 192},
+        .shape = 7493647734ull, .domain = 1ull << 27, .witness = (328ull + 130169893) * 32};
+    struct gpu_plan p;
+    porep.mem = 79ull * GIB;   /* an H100 80 GB after the CUDA context */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
+    ASSERT_EQ_U64(p.witness_buffers, 2);
+    porep.mem = 64ull * GIB;
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT_EQ_U64(p.witness_buffers, 2);
+    porep.mem = 24ull * GIB;
+    ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
+    ASSERT_STR_CONTAINS(err->msg, "may use 24.00 GiB");
+
+    /* WindowPoSt 32 GiB: a 56.6 GiB key leaves no proof working set on an 80 GB card */
+    struct gpu_plan_in wpost = porep;
+    wpost.key[0] = ((1ull << 27) - 1) * 96;
+    wpost.key[1] = 126900000ull * 96;
+    wpost.key[2] = 126900000ull * 96;
+    wpost.key[3] = 126900000ull * 96;
+    wpost.key[4] = 126900000ull * 192 / 2;
+    wpost.witness = 126900000ull * 32;
+    wpost.mem = 79ull * GIB;
+    ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+}
