@@ -38,7 +38,8 @@ static void w_g2(struct wr *w, const g2_aff_t *p)
 
 int agg_proof_to_bytes(uint8_t *out, const struct agg_proof *p, struct cuzk_error *err)
 {
-    if (p->nproofs < 2 || (p->nproofs & (p->nproofs - 1)) ||
+    if (p->nproofs < 2 || p->nproofs > ((uint32_t)1 << AGG_MAX_LEVELS) ||
+        (p->nproofs & (p->nproofs - 1)) ||
         agg_proof_size(p->nproofs) != 2260 + 2976 * (size_t)p->levels)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "agg_proof_to_bytes: nproofs %u / %u rounds is not a valid aggregate",

@@ -201,7 +201,7 @@ int agg_verify(const struct g16_vk *vk, const struct agg_verifier_srs *vs, const
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "agg_verify: unknown version %d", (int)version);
     uint32_t n = p->nproofs;
     if (n < 2 || n > ((uint32_t)1 << AGG_MAX_LEVELS) || (n & (n - 1)) ||
-        ((uint32_t)1 << p->levels) != n)
+        p->levels > AGG_MAX_LEVELS || ((uint32_t)1 << p->levels) != n)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "agg_verify: nproofs %u with %u rounds is not a valid aggregate", n,
                          p->levels);

@@ -502,6 +502,15 @@ TEST_T(aggregate_refuses_tampering, 180)
     ASSERT_STR_CONTAINS(err->msg, "nproofs");
 
     /* argument errors */
+    *q = *p;
+    q->levels = 40;                 /* a hand-made struct: refused, no undefined shift */
+    ASSERT_CODE(agg_verify(&f.pk.vk, &vk, f.pub, 8, NPUB, q, INCLUDE, 32, AGG_V2, 1, NULL, err),
+                CUZK_E_INVALID_ARG, err);
+    ASSERT_CODE(agg_proof_to_bytes(t, q, err), CUZK_E_INVALID_ARG, err);
+    q->levels = 3;
+    q->nproofs = 6;
+    ASSERT_CODE(agg_verify(&f.pk.vk, &vk, f.pub, 8, NPUB, q, INCLUDE, 32, AGG_V2, 1, NULL, err),
+                CUZK_E_INVALID_ARG, err);
     ASSERT_CODE(agg_verify(&f.pk.vk, &vk, f.pub, 8, NPUB - 1, p, INCLUDE, 32, AGG_V2, 1, NULL, err),
                 CUZK_E_INVALID_ARG, err);
     ASSERT_CODE(agg_verify(&f.pk.vk, &vk, f.pub, 9, NPUB, p, INCLUDE, 32, AGG_V2, 1, NULL, err),
