@@ -76,6 +76,8 @@ struct agg_verifier_srs {
     g2_aff_t h, h_alpha, h_beta;
     g2_aff_t h_alpha_d;             /* h^{a^(len - n)}; only the instance-aggregation variant uses it */
 };
+/* pk or vk may be NULL. With pk NULL only the first two points of each vector are needed, so a
+ * verifier can read the .srs with max_len 2 (h_alpha_d is then not upstream's). */
 int agg_srs_specialize(struct agg_prover_srs *pk, struct agg_verifier_srs *vk,
                        const struct agg_srs *srs, size_t n, struct cuzk_error *err);
 void agg_prover_srs_free(struct agg_prover_srs *pk);

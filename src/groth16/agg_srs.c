@@ -271,11 +271,15 @@ int agg_srs_specialize(struct agg_prover_srs *pk, struct agg_verifier_srs *vk,
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "agg_srs_specialize: %zu proofs is not a power of two >= 2", n);
     size_t tn = 2 * n;
-    if (srs->n_g_alpha < tn || srs->n_g_beta < tn || srs->n_h_alpha < tn || srs->n_h_beta < tn)
+    /* the verifier key alone needs the first two points of each vector (a verifier may read
+     * only those: agg_srs_read with max_len 2); the prover key needs 2n */
+    size_t need = pk ? tn : 2;
+    if (srs->n_g_alpha < need || srs->n_g_beta < need || srs->n_h_alpha < need ||
+        srs->n_h_beta < need)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "agg_srs_specialize: %zu proofs need %zu powers of each kind, the SRS "
                          "has %zu/%zu/%zu/%zu",
-                         n, tn, srs->n_g_alpha, srs->n_g_beta, srs->n_h_alpha, srs->n_h_beta);
+                         n, need, srs->n_g_alpha, srs->n_g_beta, srs->n_h_alpha, srs->n_h_beta);
     if (vk) {
         vk->n = n;
         vk->g = srs->g_alpha[0];
@@ -284,8 +288,10 @@ int agg_srs_specialize(struct agg_prover_srs *pk, struct agg_verifier_srs *vk,
         vk->g_beta = srs->g_beta[1];
         vk->h_alpha = srs->h_alpha[1];
         vk->h_beta = srs->h_beta[1];
-        /* bellperson indexes h_alpha by g_alpha's length (they are equal in every file) */
-        vk->h_alpha_d = srs->h_alpha[srs->n_g_alpha - n < srs->n_h_alpha ? srs->n_g_alpha - n : 0];
+        /* bellperson indexes h_alpha by g_alpha's length (they are equal in every file); only
+         * meaningful when the SRS was read whole (or to the same max_len as upstream) */
+        size_t d = srs->n_g_alpha >= n ? srs->n_g_alpha - n : 0;
+        vk->h_alpha_d = srs->h_alpha[d < srs->n_h_alpha ? d : 0];
     }
     if (!pk) return CUZK_OK;
     pk->n = n;
