@@ -47,7 +47,7 @@ void agg_poly_coeffs(fr_t *out, const fr_t *ch, size_t l, const fr_t *r_shift);
 /* The same product evaluated at z (polynomial_evaluation_product_form_from_transcript). */
 void agg_poly_eval(fr_t *out, const fr_t *ch, size_t l, const fr_t *z, const fr_t *r_shift);
 
-/* pairing product helpers of the verifier: a check "FE(prod ML(p_i, q_i)) == t" */
+/* out = s p for one point (affine in and out; the verifier's few single multiplications). */
 void agg_g1_mul(g1_aff_t *out, const g1_aff_t *p, const fr_t *s);
 void agg_g2_mul(g2_aff_t *out, const g2_aff_t *p, const fr_t *s);
 
