@@ -403,3 +403,95 @@ TEST(generate_sizes)
     }
     fil_c1_free(&c);
 }
+
+/* ------------------------------------------------------------- the CLI -- */
+
+/* run "<build>/bin/cuzk-bench ARGS" (stdout and stderr), its exit status */
+static int bench(char **out, const char *args)
+{
+    char exe[400], cmd[1400];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ASSERT(n > 0);
+    exe[n] = 0;
+    /* <build>/tests/filecoin/test_porep_kinds -> <build>/bin/cuzk-bench */
+    snprintf(cmd, sizeof cmd, "'%s/bin/cuzk-bench' %s 2>&1", dirname(dirname(dirname(exe))), args);
+    FILE *p = popen(cmd, "r");
+    ASSERT(p);
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* gen-vanilla --synthetic / --ni write what their registered proofs need; `prove --kind porep`
+ * refuses a C1 for the wrong challenges before it reads a parameter or proves anything. The
+ * synthetic C1 proved and verified by the CLI with CUZK_TEST_SLOW=1 (~20 s). */
+TEST(cli_gen_vanilla_synthetic_ni_and_refusal)
+{
+    char dir[] = "/tmp/cuzk-kinds-XXXXXX", args[1200], path[200], *out;
+    ASSERT(mkdtemp(dir));
+    snprintf(args, sizeof args, "gen-vanilla porep --sector-size 2KiB --synthetic --seed 5 -o %s/s.json", dir);
+    ASSERT_EQ_INT(bench(&out, args), 0);
+    ASSERT_STR_CONTAINS(out, "StackedDrg2KiBV1_1_Feat_SyntheticPoRep, 1 partitions x 2 challenges");
+    free(out);
+    snprintf(args, sizeof args, "gen-vanilla porep --sector-size 2KiB --ni -o %s/n.json", dir);
+    ASSERT_EQ_INT(bench(&out, args), 0);
+    ASSERT_STR_CONTAINS(out, "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, 13 partitions x 2 challenges");
+    free(out);
+    snprintf(args, sizeof args, "gen-vanilla porep --sector-size 32GiB --ni -o %s/x.json", dir);
+    ASSERT_EQ_INT(bench(&out, args), 1);
+    ASSERT_STR_CONTAINS(out, "derived from comm_r");
+    free(out);
+
+    /* the synthetic C1 with another seed (parsed, changed, written back) */
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    static char js[1 << 20];
+    size_t n = fread(js, 1, sizeof js, f);
+    fclose(f);
+    struct fil_c1 c;
+    ASSERT_OK(fil_c1_parse_wrapper(&c, js, n, E), E);
+    uint8_t flip = 1;
+    for (;; flip++) {   /* 64 nodes: a changed seed may select the same two by chance */
+        c.seed[9] ^= flip;
+        if (fil_c1_check_challenges(&c, E)) break;
+        c.seed[9] ^= flip;
+    }
+    char *w;
+    size_t wn;
+    ASSERT_OK(fil_c1_write_wrapper(&w, &wn, &c, E), E);
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    f = fopen(path, "wb");
+    ASSERT(f && fwrite(w, 1, wn, f) == wn && fclose(f) == 0);
+    cuzk_free(w);
+    fil_c1_free(&c);
+    snprintf(args, sizeof args, "prove --backend cpu --kind porep --c1 %s/bad.json --params-dir %s/none", dir, dir);
+    ASSERT_EQ_INT(bench(&out, args), 1);
+    ASSERT_STR_CONTAINS(out, "vanilla_proofs[0][");
+    ASSERT_STR_CONTAINS(out, "(partition 0, challenge ");
+    ASSERT_STR_CONTAINS(out, "selected by seed give");
+    ASSERT_MSG(!strstr(out, "prove[") && !strstr(out, "params "), "refused after work began:\n%s", out);
+    free(out);
+
+    if (slow()) {
+        porep_fixture_skip_if_slow();
+        struct porep_fixture fx;
+        porep_fixture_get(&fx);
+        snprintf(args, sizeof args, "prove --backend cpu --kind porep --c1 %s/s.json --params-dir %s", dir, fx.dir);
+        ASSERT_EQ_INT(bench(&out, args), 0);
+        ASSERT_STR_CONTAINS(out, "StackedDrg2KiBV1_1_Feat_SyntheticPoRep");
+        ASSERT_STR_CONTAINS(out, "verify[0]");
+        ASSERT_STR_CONTAINS(out, "verified: yes");
+        free(out);
+    }
+    char rm[200];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    ASSERT(system(rm) == 0);
+}
