@@ -29,6 +29,10 @@ int agg_ipp(fp12_t *out, const g1_aff_t *a, const g2_aff_t *b, size_t n, struct 
 /* out = prod e(a1_i, b1_i) e(a2_i, b2_i) over i < n (the "pair" commitment's halves). */
 int agg_ipp2(fp12_t *out, const g1_aff_t *a1, const g2_aff_t *b1, const g1_aff_t *a2,
              const g2_aff_t *b2, size_t n, struct pool *pool, struct cuzk_error *err);
+/* Miller values (not exponentiated) of k products that share their G2 points:
+ * outs[j] = prod_i ML(ps[j][i], qs[i]), k <= PAIRING_SHARED_MAX (pairing_miller_loop_shared). */
+int agg_ml_shared(fp12_t *outs, size_t k, const g1_aff_t *const *ps, const g2_aff_t *qs,
+                  size_t n, struct pool *pool, struct cuzk_error *err);
 /* out[i] = s[i] in[i] (s NULL: one scalar *s1 for all). out may alias in. */
 int agg_g1_scale(g1_aff_t *out, const g1_aff_t *in, const fr_t *s, const fr_t *s1, size_t n,
                  struct pool *pool, struct cuzk_error *err);

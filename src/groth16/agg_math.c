@@ -67,6 +67,44 @@ int agg_ipp(fp12_t *out, const g1_aff_t *a, const g2_aff_t *b, size_t n, struct 
     return agg_ipp2(out, a, b, NULL, NULL, n, pool, err);
 }
 
+struct mls_ctx {
+    const g1_aff_t *const *ps;
+    const g2_aff_t *qs;
+    size_t k;
+    fp12_t *acc;            /* k per worker */
+};
+
+static void mls_range(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    struct mls_ctx *c = ctx;
+    const g1_aff_t *ps[PAIRING_SHARED_MAX];
+    fp12_t f[PAIRING_SHARED_MAX];
+    for (size_t j = 0; j < c->k; j++) ps[j] = c->ps[j] + begin;
+    pairing_miller_loop_shared(f, c->k, ps, c->qs + begin, end - begin);
+    fp12_t *acc = c->acc + (size_t)worker * c->k;
+    for (size_t j = 0; j < c->k; j++) fp12_mul(&acc[j], &acc[j], &f[j]);
+}
+
+int agg_ml_shared(fp12_t *outs, size_t k, const g1_aff_t *const *ps, const g2_aff_t *qs,
+                  size_t n, struct pool *pool, struct cuzk_error *err)
+{
+    pool = agg_pool(pool);
+    unsigned w = pool_size(pool);
+    fp12_t *acc = cuzk_malloc((size_t)w * k * sizeof *acc);
+    if (!acc) return cuzk_fail(err, CUZK_E_NOMEM, "aggregate: out of memory (pairing product)");
+    for (size_t i = 0; i < (size_t)w * k; i++) acc[i] = FP12_ONE;
+    struct mls_ctx c = {ps, qs, k, acc};
+    size_t grain = n / (4 * (size_t)w) + 1;
+    if (grain < 8) grain = 8;
+    pool_parallel_for(pool, n, grain, mls_range, &c);
+    for (size_t j = 0; j < k; j++) {
+        outs[j] = FP12_ONE;
+        for (unsigned i = 0; i < w; i++) fp12_mul(&outs[j], &outs[j], &acc[(size_t)i * k + j]);
+    }
+    cuzk_free(acc);
+    return CUZK_OK;
+}
+
 /* ------------------------------------------------------- scalings and folds -- */
 
 #define DEF_SCALE(G, aff_t, jac_t)                                                          \

@@ -107,20 +107,31 @@ static int gipa_round(struct agg_proof *out, struct gipa *g, unsigned i, fr_t *c
     fp12_t *tab = out->comms_ab[i], *tuc = out->comms_c[i], *zab = out->z_ab[i];
     g1_aff_t *zc = out->z_c[i];
     int rc;
-    /* TIPP: tab_l = pair(v_l, w_r, A_r, B_l), tab_r = pair(v_r, w_l, A_l, B_r) */
-    if ((rc = agg_ipp2(&tab[0], g->a + h, g->v1, g->w1 + h, g->b, h, pool, err)) ||
-        (rc = agg_ipp2(&tab[1], g->a + h, g->v2, g->w2 + h, g->b, h, pool, err)) ||
-        (rc = agg_ipp2(&tab[2], g->a, g->v1 + h, g->w1, g->b + h, h, pool, err)) ||
-        (rc = agg_ipp2(&tab[3], g->a, g->v2 + h, g->w2, g->b + h, h, pool, err)) ||
-        (rc = agg_ipp(&zab[0], g->a + h, g->b, h, pool, err)) ||
-        (rc = agg_ipp(&zab[1], g->a, g->b + h, h, pool, err)) ||
-        /* MIPP: zc_l = <C_r, r_l>, zc_r = <C_l, r_r>, tuc = single commitments */
-        (rc = msm_g1(&zc[0], g->c + h, g->r, h, pool, err)) ||
-        (rc = msm_g1(&zc[1], g->c, g->r + h, h, pool, err)) ||
-        (rc = agg_ipp(&tuc[0], g->c + h, g->v1, h, pool, err)) ||
-        (rc = agg_ipp(&tuc[1], g->c + h, g->v2, h, pool, err)) ||
-        (rc = agg_ipp(&tuc[2], g->c, g->v1 + h, h, pool, err)) ||
-        (rc = agg_ipp(&tuc[3], g->c, g->v2 + h, h, pool, err)))
+    /* TIPP: tab_l = pair(v_l, w_r, A_r, B_l), tab_r = pair(v_r, w_l, A_l, B_r),
+     * zab_l = <A_r, B_l>, zab_r = <A_l, B_r>; MIPP: tuc_l = single(v_l, C_r),
+     * tuc_r = single(v_r, C_l). Side s = 0 (left terms) takes the G2 halves at offset 0 and the
+     * G1 halves at h; side 1 the opposite. The Miller loops are grouped by G2 point (v1, v2,
+     * B), each evaluated at the G1 vectors paired with it. */
+    for (int side = 0; side < 2; side++) {
+        size_t o2 = side ? h : 0, o1 = side ? 0 : h;
+        const g1_aff_t *av[2] = {g->a + o1, g->c + o1};
+        const g1_aff_t *bv[3] = {g->w1 + o1, g->w2 + o1, g->a + o1};
+        fp12_t m1[2], m2[2], mb[3], t;
+        if ((rc = agg_ml_shared(m1, 2, av, g->v1 + o2, h, pool, err)) ||
+            (rc = agg_ml_shared(m2, 2, av, g->v2 + o2, h, pool, err)) ||
+            (rc = agg_ml_shared(mb, 3, bv, g->b + o2, h, pool, err)))
+            return rc;
+        fp12_mul(&t, &m1[0], &mb[0]);
+        pairing_final_exp(&tab[2 * side], &t);          /* <A, v1><w1, B> */
+        fp12_mul(&t, &m2[0], &mb[1]);
+        pairing_final_exp(&tab[2 * side + 1], &t);      /* <A, v2><w2, B> */
+        pairing_final_exp(&zab[side], &mb[2]);          /* <A, B> */
+        pairing_final_exp(&tuc[2 * side], &m1[1]);      /* <C, v1> */
+        pairing_final_exp(&tuc[2 * side + 1], &m2[1]);  /* <C, v2> */
+    }
+    /* MIPP: zc_l = <C_r, r_l>, zc_r = <C_l, r_r> */
+    if ((rc = msm_g1(&zc[0], g->c + h, g->r, h, pool, err)) ||
+        (rc = msm_g1(&zc[1], g->c, g->r + h, h, pool, err)))
         return rc;
     if (i > 0 || version == AGG_V2) {
         char label[24];
@@ -244,12 +255,23 @@ int agg_prove(struct agg_proof *out, const struct agg_prover_srs *pk,
     memcpy(g.v1, pk->h_alpha, n * sizeof *g.v1);
     memcpy(g.v2, pk->h_beta, n * sizeof *g.v2);
 
-    /* commitments: com_ab = pair(v, w, A, B), com_c = single(v, C) */
-    if ((rc = agg_ipp2(&out->com_ab[0], g.a, g.v1, pk->g_alpha + n, g.b, n, pool, err)) ||
-        (rc = agg_ipp2(&out->com_ab[1], g.a, g.v2, pk->g_beta + n, g.b, n, pool, err)) ||
-        (rc = agg_ipp(&out->com_c[0], g.c, g.v1, n, pool, err)) ||
-        (rc = agg_ipp(&out->com_c[1], g.c, g.v2, n, pool, err)))
-        goto out;
+    /* commitments: com_ab = pair(v, w, A, B), com_c = single(v, C); Miller loops grouped by
+     * G2 point as in gipa_round */
+    {
+        const g1_aff_t *av[2] = {g.a, g.c};
+        const g1_aff_t *wv[2] = {pk->g_alpha + n, pk->g_beta + n};
+        fp12_t m1[2], m2[2], mb[2], t;
+        if ((rc = agg_ml_shared(m1, 2, av, g.v1, n, pool, err)) ||
+            (rc = agg_ml_shared(m2, 2, av, g.v2, n, pool, err)) ||
+            (rc = agg_ml_shared(mb, 2, wv, g.b, n, pool, err)))
+            goto out;
+        fp12_mul(&t, &m1[0], &mb[0]);
+        pairing_final_exp(&out->com_ab[0], &t);
+        fp12_mul(&t, &m2[0], &mb[1]);
+        pairing_final_exp(&out->com_ab[1], &t);
+        pairing_final_exp(&out->com_c[0], &m1[1]);
+        pairing_final_exp(&out->com_c[1], &m2[1]);
+    }
     struct agg_tr t;
     fr_t hcom, r, c, c_inv;
     agg_tr_new(&t, "hcom");

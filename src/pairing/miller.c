@@ -224,6 +224,92 @@ void pairing_miller_loop_n(fp12_t *out, const g1_aff_t *ps, const g2_aff_t *qs, 
     fp12_conj(out, &acc);
 }
 
+/* ------------------------------------------------ one Q, several P (shared lines) -- */
+
+/* Per-Q state for pairing_miller_loop_shared: the G2 side once, the k G1 points beside it. */
+typedef struct {
+    g2_proj_t t;
+    fp2_t qx, qy;
+    fp_t neg_px[PAIRING_SHARED_MAX], py[PAIRING_SHARED_MAX];
+    bool skip[PAIRING_SHARED_MAX];
+} shared_pair_t;
+
+/* The step functions evaluate the line at P as l1 * (-xP), l4 * yP; with -xP = yP = 1 they
+ * return the raw coefficients, which are then scaled for each P: the same field operations,
+ * so the same values as pairing_miller_loop_n. */
+static void eval_line(line_t *l, const line_t *raw, const fp_t *neg_px, const fp_t *py)
+{
+    l->l0 = raw->l0;
+    fp2_mul_fp(&l->l1, &raw->l1, neg_px);
+    fp2_mul_fp(&l->l4, &raw->l4, py);
+}
+
+static void miller_chunk_shared(fp12_t *f, size_t k, shared_pair_t *st, size_t m)
+{
+    line_t raw, l;
+    for (size_t j = 0; j < k; j++) f[j] = FP12_ONE;
+    for (int i = 62; i >= 0; i--) {
+        if (i != 62)
+            for (size_t j = 0; j < k; j++) fp12_sqr(&f[j], &f[j]);
+        for (size_t s = 0; s < m; s++) {
+            dbl_step(&raw, &st[s].t, &FP_ONE, &FP_ONE);
+            for (size_t j = 0; j < k; j++) {
+                if (st[s].skip[j]) continue;
+                eval_line(&l, &raw, &st[s].neg_px[j], &st[s].py[j]);
+                fp12_mul_by_014(&f[j], &l);
+            }
+        }
+        if ((BLS_X_ABS >> i) & 1) {
+            for (size_t s = 0; s < m; s++) {
+                add_step(&raw, &st[s].t, &st[s].qx, &st[s].qy, &FP_ONE, &FP_ONE);
+                for (size_t j = 0; j < k; j++) {
+                    if (st[s].skip[j]) continue;
+                    eval_line(&l, &raw, &st[s].neg_px[j], &st[s].py[j]);
+                    fp12_mul_by_014(&f[j], &l);
+                }
+            }
+        }
+    }
+}
+
+void pairing_miller_loop_shared(fp12_t *outs, size_t k, const g1_aff_t *const *ps,
+                                const g2_aff_t *qs, size_t n)
+{
+    shared_pair_t st[MILLER_CHUNK];
+    fp12_t acc[PAIRING_SHARED_MAX], f[PAIRING_SHARED_MAX];
+    if (k > PAIRING_SHARED_MAX) k = PAIRING_SHARED_MAX;
+    for (size_t j = 0; j < k; j++) acc[j] = FP12_ONE;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g2_is_inf(&qs[i])) continue;
+        shared_pair_t *s = &st[m];
+        bool any = false;
+        for (size_t j = 0; j < k; j++) {
+            s->skip[j] = g1_is_inf(&ps[j][i]);
+            if (s->skip[j]) continue;
+            any = true;
+            fp_neg(&s->neg_px[j], &ps[j][i].x);
+            s->py[j] = ps[j][i].y;
+        }
+        if (!any) continue;
+        s->t.x = qs[i].x;
+        s->t.y = qs[i].y;
+        s->t.z = FP2_ONE;
+        s->qx = qs[i].x;
+        s->qy = qs[i].y;
+        if (++m == MILLER_CHUNK) {
+            miller_chunk_shared(f, k, st, m);
+            for (size_t j = 0; j < k; j++) fp12_mul(&acc[j], &acc[j], &f[j]);
+            m = 0;
+        }
+    }
+    if (m) {
+        miller_chunk_shared(f, k, st, m);
+        for (size_t j = 0; j < k; j++) fp12_mul(&acc[j], &acc[j], &f[j]);
+    }
+    for (size_t j = 0; j < k; j++) fp12_conj(&outs[j], &acc[j]);   /* x < 0, as above */
+}
+
 void pairing(fp12_t *out, const g1_aff_t *p, const g2_aff_t *q)
 {
     fp12_t f;

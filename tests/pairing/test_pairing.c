@@ -420,6 +420,41 @@ TEST(product_check_many_pairs)
     mpz_clears(r, k, NULL);
 }
 
+/* pairing_miller_loop_shared (one Q, k P's; used by SnarkPack) gives for each j exactly the
+ * Miller value of pairing_miller_loop_n over the same pairs, across chunk boundaries and with
+ * points at infinity on either side. */
+TEST(miller_loop_shared_matches_plain)
+{
+    enum { N = 37, K = PAIRING_SHARED_MAX };
+    mpz_t r, k;
+    mpz_init_set_str(r, R_HEX, 16);
+    mpz_init(k);
+    g1_aff_t ps[K][N], g1 = gen1();
+    g2_aff_t qs[N], g2 = gen2();
+    for (int i = 0; i < N; i++) {
+        rand_scalar(k, r);
+        g2_mul(&qs[i], &g2, k);
+        for (int j = 0; j < K; j++) {
+            rand_scalar(k, r);
+            g1_mul(&ps[j][i], &g1, k);
+        }
+    }
+    qs[5] = (g2_aff_t){FP2_ZERO, FP2_ZERO};
+    ps[1][7] = (g1_aff_t){FP_ZERO_ELEM, FP_ZERO_ELEM};
+    for (int j = 0; j < K; j++) ps[j][20] = ps[1][7];     /* all P's of one Q at infinity */
+    const g1_aff_t *lists[K];
+    for (int j = 0; j < K; j++) lists[j] = ps[j];
+    for (size_t kk = 1; kk <= K; kk++) {
+        fp12_t outs[K], want;
+        pairing_miller_loop_shared(outs, kk, lists, qs, N);
+        for (size_t j = 0; j < kk; j++) {
+            pairing_miller_loop_n(&want, ps[j], qs, N);
+            ASSERT(fp12_eq(&outs[j], &want));
+        }
+    }
+    mpz_clears(r, k, NULL);
+}
+
 /* Integration with src/ec: its generators and scalar multiplication agree with this file's
  * helpers, and its points pass the product check. */
 TEST(ec_points_agree)
