@@ -10,6 +10,8 @@
 #                                                     cuzk-params-gpu with their libraries)
 #   scripts/c2-32g-bench.sh DIR [OUT]                (on the GPU machine)
 #   SIZE=32GiB (default) COUNT=5 (batch size) PARAMS=dir (reuse a key made earlier there)
+#   GPU_MEMORY_LIMIT=48GiB ([gpus] memory_limit), SINGLE_BATCH= (empty: skip the -c 1 batch),
+#   CEILING=0 (skip the gpu-prove ceiling)
 #   REQUIRE_GPU=0 with a CPU build (BIN=build/bin, no loader) for a dry run at SIZE=2KiB.
 set -u
 DIR=${1:?DIR (made by daemon-gpu-check.sh --pack) or a build dir with BIN set}
@@ -67,6 +69,10 @@ cat > "$T/cuzk.toml" <<EOF
 param_cache = "$P"
 validation = "full"
 EOF
+if [ -n "${GPU_MEMORY_LIMIT:-}" ]; then   # e.g. 48GiB: the daemon uses the card as if it were that small
+    printf '[gpus]\nmemory_limit = "%s"\n' "$GPU_MEMORY_LIMIT" >> "$T/cuzk.toml"
+    echo "[gpus] memory_limit = $GPU_MEMORY_LIMIT"
+fi
 ADDR="unix://$T/cuzk.sock"
 if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
     "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
@@ -95,7 +101,9 @@ run "$B/cuzk-bench" -a "$ADDR" single -t porep --c1 "$T/c1.json" --proof-out "$T
 run "$B/cuzk-bench" verify --kind porep --c1 "$T/c1.json" --vk "$VK" --proof "$T/proof.bin" > "$OUT/verify.txt" 2>&1 ||
     { cat "$OUT/verify.txt"; fail "the returned proof does not verify apart from the daemon"; }
 tail -1 "$OUT/verify.txt"
-for spec in "$COUNT 2" "1 1"; do
+specs=("$COUNT 2")
+[ -n "${SINGLE_BATCH-1 1}" ] && specs+=("${SINGLE_BATCH-1 1}")
+for spec in "${specs[@]}"; do
     set -- $spec
     from=$(($(wc -l < "$OUT/daemon.log") + 1))
     run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$1" -j "$2" > "$OUT/batch-c$1-j$2.txt" 2>&1 ||
@@ -104,7 +112,7 @@ for spec in "$COUNT 2" "1 1"; do
     "$(dirname "$0")/timeline-report.sh" "$OUT/daemon.log" "$from" || true
 done
 grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
-grep -iE "pinned|host memory|streamed|resident" "$OUT/daemon.log" | head -5
+grep -iE "pinned|host copy|streamed|resident|out of memory" "$OUT/daemon.log" | head -8
 kill -TERM "$PID"
 wait "$PID" || fail "daemon exit status $?"
 PID=
