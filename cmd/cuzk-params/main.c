@@ -17,6 +17,8 @@
 /* shape.c: `shape --kind porep|window-post|winning-post|snap --sector-size SIZE [--count-only]
  * [--out FILE]`. */
 int params_cmd_shape(int argc, char **argv);
+/* srs.c: `srs --n N --out DIR [--seed S]` / `srs --check FILE` (SnarkPack inner-product SRS). */
+int params_cmd_srs(int argc, char **argv);
 /* setup_circuit.c: `setup --kind porep|window-post|winning-post|snap --sector-size SIZE
  * --out DIR [--seed S]`. */
 int params_cmd_setup_circuit(int argc, char **argv);
@@ -45,6 +47,11 @@ static void usage(FILE *f)
             "        the same for a WindowPoSt partition / the WinningPoSt circuit\n"
             "  shape --kind snap --sector-size SIZE [--count-only] [--out FILE]\n"
             "        the same for a SnapDeals (EmptySectorUpdate) partition\n"
+            "  srs --n N --out DIR [--seed S]\n"
+            "        local SnarkPack inner-product SRS for up to N proofs, written as\n"
+            "        DIR/v28-fil-inner-product-v1.srs (NOT FOR PRODUCTION)\n"
+            "  srs --check FILE\n"
+            "        read a .srs as rust-fil-proofs does and check every point read\n"
             "\n"
             "N may be written as 2^k. CUZK_THREADS sets the thread count.\n");
 }
@@ -377,5 +384,6 @@ int main(int argc, char **argv)
     if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1);
     if (!strcmp(c, "shape")) return params_cmd_shape(argc - 1, argv + 1);
+    if (!strcmp(c, "srs")) return params_cmd_srs(argc - 1, argv + 1);
     return usage_error("unknown command \"%s\"", c);
 }
