@@ -962,6 +962,28 @@ TEST_T(porep_through_daemon, 900)
     }
     cuzk_free(syn);
     fil_c1_free(&sc);
+
+    /* NI-PoRep (StackedDrg2KiBV1_2_Feat_NonInteractivePoRep): 13 partitions, the answer their
+     * proofs in partition order; ~3 min on 2 cores, so only with CUZK_TEST_SLOW=1 */
+    const char *slow = getenv("CUZK_TEST_SLOW");
+    if (slow && !strcmp(slow, "1")) {
+        const struct fil_seal_proof *pn = fil_seal_proof_by_name("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep");
+        ASSERT_OK(fil_c1_generate(&sc, pn, 1000, 42, test_seed() + 2, err), err);
+        ASSERT_OK(fil_c1_write_wrapper(&syn, &syn_n, &sc, err), err);
+        t0 = cuzk_now_ns();
+        ASSERT_EQ_INT(prove_porep(cl, "porep-ni", syn, syn_n, &r, det), 0);
+        ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+        ASSERT_EQ_U64(r->result->proof.len, 13 * G16_PROOF_BYTES);
+        printf("NI-PoRep 2 KiB (13 partitions) through the daemon: %.1f s\n", (double)(cuzk_now_ns() - t0) / 1e9);
+        for (unsigned k = 0; k < 13; k++) {
+            ASSERT_OK(g16_proof_from_bytes(&proof, r->result->proof.data + k * G16_PROOF_BYTES, err), err);
+            ASSERT_OK(fil_porep_public_inputs(pub, pn, sc.replica_id, sc.comm_d, sc.comm_r, sc.seed, k, err), err);
+            ASSERT_OK(g16_verify(pvk, &proof, pub, ni, err), err);
+        }
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+        cuzk_free(syn);
+        fil_c1_free(&sc);
+    }
     cz_close(cl);
 
     /* the seeds' command, through the CLI */
