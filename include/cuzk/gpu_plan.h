@@ -29,7 +29,10 @@ struct gpu_plan {
     enum gpu_key_mode key_mode;
     unsigned witness_buffers;                /* 2: the next proof's witness is staged ahead */
     uint64_t key_bytes;                      /* on the device for the key: all of it, or the
-                                              * streamer's two buffers of the largest vector */
+                                              * streamer's two buffers of stream_chunk bytes */
+    uint64_t stream_chunk;                   /* streamed: bytes uploaded per piece (the largest
+                                              * vector when two of those fit, else less; the
+                                              * MSMs then run per piece and add up) */
     uint64_t work_bytes;                     /* one proof: the h pipeline's three domain vectors
                                               * (the MSMs borrow them), MSM growth, margin */
     uint64_t total;                          /* everything planned; never above in->mem */
@@ -39,9 +42,13 @@ struct gpu_plan {
  * for the h pipeline, which the MSMs then borrow, and 1 GiB for the MSMs' own scratch). */
 uint64_t gpu_plan_work_bytes(uint64_t domain);
 
+#define GPU_PLAN_MIN_CHUNK (512ull << 20)   /* smallest streamed piece: 5.6 M G1 points */
+
 /* The fastest plan that fits: resident key with two witness buffers, then with one, then a
- * streamed key with two, then with one. CUZK_E_GPU_NOMEM, naming the smallest need and what
- * it is made of, when not even a streamed key with one witness buffer fits. */
+ * streamed key with two, then with one; a streamed key in pieces of the largest vector when
+ * two such buffers fit, else in the largest pieces that do (at least GPU_PLAN_MIN_CHUNK).
+ * CUZK_E_GPU_NOMEM, naming the smallest need and what it is made of, when not even a key
+ * streamed in the smallest pieces with one witness buffer fits. */
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err);
 
 #endif

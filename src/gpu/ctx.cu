@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/gpu_plan.h"
 #include "gpu_internal.cuh"
+extern "C" {
+#include "cuzk/gpu_plan.h"
+}
 
 /* One FIFO lock per device index for the whole process (the daemon's workers share a device):
  * tickets under one mutex, so a worker that unlocks and at once asks again queues behind the
@@ -320,6 +322,8 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
      * less than a proof's working set would make every proof fail for scratch (WindowPoSt 32
      * GiB's 56.6 GiB key on an 80 GB card), so it is streamed instead. */
     int rc = CUZK_OK;
+    ctx->plan_wit = 0;
+    ctx->stream_chunk = 0;
     if (ctx->shape) {
         size_t fr = 0;
         rc = gpu_mem_usable(ctx, &fr, err);
@@ -340,6 +344,8 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         struct gpu_plan plan;
         rc = gpu_plan_make(&in, &plan, err);
         ctx->plan_wit = rc ? 1 : plan.witness_buffers;
+        /* no plan fits: stream in the smallest pieces, the best chance there is */
+        ctx->stream_chunk = rc ? GPU_PLAN_MIN_CHUNK : plan.key_mode == GPU_KEY_STREAMED ? plan.stream_chunk : 0;
         if (!rc && plan.key_mode == GPU_KEY_STREAMED)
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_ctx_load_pk: the memory plan streams the key "
                            "(%.2f GiB for key, matrices and one proof; %.2f GiB usable)",

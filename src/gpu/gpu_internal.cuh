@@ -152,6 +152,7 @@ struct gpu_ctx {
     cudaStream_t pf_st;
     uint64_t proofs;           /* backend calls that succeeded (under wit_mu) */
     bool last_wit_staged;      /* the last backend call found its witness staged */
+    size_t stream_chunk;       /* a streamed key's piece size from the memory plan (0: whole vectors) */
 };
 
 #define COSET_TAB 16384u

@@ -69,7 +69,9 @@ extern "C" {
     X(stage_chunk, "stage.chunk", 64 << 20, 4096, 64 << 20)                                        \
     /* device buffers the streamed key may take (fewer: test hook; "Streamed key: a third        \
      * device buffer once the context has proved") */                                             \
-    X(stream_bufs, "stream.bufs", 3, 1, 3)
+    X(stream_bufs, "stream.bufs", 3, 1, 3)                                                        \
+    /* streamed key piece, bytes; 0 = the memory plan's (smaller: test hook) */                    \
+    X(stream_piece, "stream.piece", 0, 0, UINT64_MAX)
 
 struct gpu_tuning {
 #define GPU_TUNING_FIELD(f, name, dflt, lo, hi) uint64_t f;

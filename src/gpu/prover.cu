@@ -99,23 +99,32 @@ static int split_msm(struct gpu_ctx *ctx, void *out, const d_aff<F> *bases, cons
 }
 
 /* ---- streamed key: a helper thread uploads the five key vectors in proof order (h, l, a,
- * b_g1, b_g2) into nbuf (1..3) device buffers on ctx->up_st; vector k goes to buffer k % nbuf once
- * vector k - nbuf has been consumed. Pageable host memory goes through the two pinned staging
+ * b_g1, b_g2), in pieces of at most the memory plan's stream_chunk bytes (whole vectors when
+ * the card has room for two of the largest), into nbuf (1..3) device buffers on ctx->up_st;
+ * piece i goes to buffer i % nbuf once piece i - nbuf has been consumed, and each MSM runs
+ * per piece and adds the results. Pageable host memory goes through the two pinned staging
  * chunks (memcpy into chunk j % 2 while chunk j - 1 is in DMA); pinned host memory is copied
  * directly. Hand-over is host-side (mutex + condition): the prover thread synchronises its
  * stream after every MSM anyway (lap), so "consumed" is exact. */
 #define NVEC G16_PK_VECTORS
 
+#define STREAM_MAX_PIECES 512
+
 struct streamer {
     struct gpu_ctx *ctx;
     void *host[NVEC];
     size_t bytes[NVEC];
+    /* Pieces, in proof order: vector k is pieces [first[k], first[k + 1]), each at most the
+     * memory plan's stream_chunk bytes (whole vectors when two of the largest fit); piece i
+     * of vector k holds its points [off[i], off[i] + pts[i]) and goes to buffer i % nbuf. */
+    int npieces, first[NVEC + 1], vec[STREAM_MAX_PIECES];
+    size_t off[STREAM_MAX_PIECES], pts[STREAM_MAX_PIECES], psize[NVEC];
     void *dev[3];
     int nbuf;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int ready;      /* vectors [0, ready) are on the device */
-    int consumed;   /* vectors [0, consumed) have been used by their MSM */
+    int ready;      /* pieces [0, ready) are on the device */
+    int consumed;   /* pieces [0, consumed) have been used by their MSM */
     bool stop;
     int rc;
     struct cuzk_error err;
@@ -126,12 +135,13 @@ struct streamer {
     bool started;
 };
 
-static int stream_upload_vec(struct streamer *sm, int k, struct cuzk_error *err)
+static int stream_upload_piece(struct streamer *sm, int i, struct cuzk_error *err)
 {
     struct gpu_ctx *ctx = sm->ctx;
-    char *d = (char *)sm->dev[k % sm->nbuf];
-    const char *h = (const char *)sm->host[k];
-    size_t n = sm->bytes[k];
+    const int k = sm->vec[i];
+    char *d = (char *)sm->dev[i % sm->nbuf];
+    const char *h = (const char *)sm->host[k] + sm->off[i] * sm->psize[k];
+    size_t n = sm->pts[i] * sm->psize[k];
     if (!n) return CUZK_OK;
     bool staged = false;
     int rc = gpu_h2d(ctx, GPU_STAGER_STREAM, d, h, n, ctx->up_st, &staged, err);
@@ -149,16 +159,16 @@ static void *streamer_main(void *arg)
     cudaError_t e = cudaSetDevice(sm->ctx->dev);
     if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaSetDevice", __FILE__, __LINE__);
     sm->t_start = cuzk_now_ns();
-    for (int k = 0; !rc && k < NVEC; k++) {
+    for (int i = 0; !rc && i < sm->npieces; i++) {
         pthread_mutex_lock(&sm->mu);
-        while (!sm->stop && sm->consumed < k - sm->nbuf + 1) pthread_cond_wait(&sm->cv, &sm->mu);
+        while (!sm->stop && sm->consumed < i - sm->nbuf + 1) pthread_cond_wait(&sm->cv, &sm->mu);
         bool stop = sm->stop;
         pthread_mutex_unlock(&sm->mu);
         if (stop) break;
-        rc = stream_upload_vec(sm, k, err);
+        rc = stream_upload_piece(sm, i, err);
         pthread_mutex_lock(&sm->mu);
         if (rc) sm->rc = rc;
-        else sm->ready = k + 1;
+        else sm->ready = i + 1;
         pthread_cond_broadcast(&sm->cv);
         pthread_mutex_unlock(&sm->mu);
     }
@@ -190,9 +200,26 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
     memset(sm, 0, sizeof *sm);
     sm->ctx = ctx;
     g16_pk_vectors(pk, sm->host, sm->bytes);
+    const uint64_t npts[NVEC] = {pk->n_h, pk->n_l, pk->n_a, pk->n_b, pk->n_b};
+    /* pieces of at most `chunk` bytes: the memory plan's, or stream.piece (test hook) */
+    const size_t chunk = gpu_tuning.stream_piece ? (size_t)gpu_tuning.stream_piece : ctx->stream_chunk;
     size_t mx = 16;
-    for (int k = 0; k < NVEC; k++)
-        if (sm->bytes[k] > mx) mx = sm->bytes[k];
+    for (int k = 0; k < NVEC; k++) {
+        sm->psize[k] = k == NVEC - 1 ? sizeof(g2_aff_t) : sizeof(g1_aff_t);
+        size_t per = chunk ? chunk / sm->psize[k] : npts[k];
+        if (per < 1) per = 1;
+        if (npts[k] && (npts[k] + per - 1) / per > (uint64_t)(STREAM_MAX_PIECES / NVEC))
+            per = (npts[k] + STREAM_MAX_PIECES / NVEC - 1) / (STREAM_MAX_PIECES / NVEC);
+        sm->first[k] = sm->npieces;
+        for (uint64_t o = 0; o < npts[k]; o += per) {
+            const int i = sm->npieces++;
+            sm->vec[i] = k;
+            sm->off[i] = o;
+            sm->pts[i] = npts[k] - o < per ? npts[k] - o : per;
+            if (sm->pts[i] * sm->psize[k] > mx) mx = sm->pts[i] * sm->psize[k];
+        }
+    }
+    sm->first[NVEC] = sm->npieces;
     const int maxb = stream_bufs_max();
     int rc = gpu_stream_prepare(ctx, err);
     if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
@@ -223,17 +250,29 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
     return CUZK_OK;
 }
 
-/* Device bases of vector k: resident, or wait for the helper thread's upload. */
-static int bases_of(struct streamer *sm, int k, const void **d, const void *resident,
-                    uint64_t *wait_ns, struct cuzk_error *err)
+/* The pieces of vector k: [*i0, *i1) (resident: one piece, index k, the whole vector). */
+static void pieces_of(const struct streamer *sm, int k, int *i0, int *i1)
+{
+    if (!sm) {
+        *i0 = k, *i1 = k + 1;
+        return;
+    }
+    *i0 = sm->first[k], *i1 = sm->first[k + 1];
+}
+
+/* Device bases of piece i: the resident vector (sm NULL: i is the vector; *off 0, *n all of
+ * it), or wait for the helper thread's upload of piece i; *off, *n: its points. */
+static int bases_of(struct streamer *sm, int i, const void **d, const void *resident, uint64_t n_all,
+                    uint64_t *off, uint64_t *n, uint64_t *wait_ns, struct cuzk_error *err)
 {
     if (!sm) {
         *d = resident;
+        *off = 0, *n = n_all;
         return CUZK_OK;
     }
     uint64_t t0 = cuzk_now_ns();
     pthread_mutex_lock(&sm->mu);
-    while (!sm->rc && sm->ready <= k) pthread_cond_wait(&sm->cv, &sm->mu);
+    while (!sm->rc && sm->ready <= i) pthread_cond_wait(&sm->cv, &sm->mu);
     int rc = sm->rc;
     pthread_mutex_unlock(&sm->mu);
     *wait_ns += cuzk_now_ns() - t0;
@@ -241,15 +280,16 @@ static int bases_of(struct streamer *sm, int k, const void **d, const void *resi
         if (err) *err = sm->err;
         return rc;
     }
-    *d = sm->dev[k % sm->nbuf];
+    *d = sm->dev[i % sm->nbuf];
+    *off = sm->off[i], *n = sm->pts[i];
     return CUZK_OK;
 }
 
-static void stream_consumed(struct streamer *sm, int k)
+static void stream_consumed(struct streamer *sm, int i)
 {
     if (!sm) return;
     pthread_mutex_lock(&sm->mu);
-    sm->consumed = k + 1;
+    sm->consumed = i + 1;
     pthread_cond_broadcast(&sm->cv);
     pthread_mutex_unlock(&sm->mu);
 }
@@ -567,48 +607,68 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     return rc;
 }
 
+static void jac_add(g1_jac_t *out, const g1_jac_t *p) { g1_jac_add(out, out, p); }
+static void jac_add(g2_jac_t *out, const g2_jac_t *p) { g2_jac_add(out, out, p); }
+
+/* One MSM of the L, A, B_G1 or B_G2 kind over key vector k (bases resident, or streamed in
+ * pieces whose results are added up): scalars w[sel[j]] (sel NULL: w[off + j]) for its points
+ * j; every piece splits its own scalars into 0/1 and the rest. *sp, when given and the vector
+ * is one piece, is a split of the whole vector to reuse (B_G2 takes B_G1's); otherwise the
+ * split is made here and left in *sp. */
+template <class F, class J>
+static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, const void *resident,
+                   uint64_t n_all, const dfr *dw, const uint32_t *sel, uint32_t off, struct split *sp,
+                   bool reuse, cudaStream_t st, struct cuzk_error *err)
+{
+    int i0, i1, rc = CUZK_OK;
+    pieces_of(sm, k, &i0, &i1);
+    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL, unused = 0;
+    for (int i = i0; !rc && i < i1; i++) {
+        const void *b;
+        uint64_t p0, np;
+        rc = bases_of(sm, i, &b, resident, n_all, &p0, &np, wait_ns ? wait_ns : &unused, err);
+        if (!rc && !(reuse && i1 - i0 == 1))
+            rc = split_scalars(ctx, sp, dw, sel ? sel + p0 : NULL, sel ? 0 : off + (uint32_t)p0, np, st, err);
+        J part;
+        if (!rc) rc = split_msm<F>(ctx, i == i0 ? (void *)out : (void *)&part, (const d_aff<F> *)b, sp, st, err);
+        if (!rc && i > i0) jac_add(out, &part);
+        if (!rc) CK(cudaStreamSynchronize(st));   /* the piece's buffer is free once its MSM ran */
+        stream_consumed(sm, i);
+    }
+    return rc;
+}
+
 /* The L, A, B_G1 and B_G2 MSMs (they need the witness, not h), in proof order on stream st;
  * with sm the key's vectors 1..4 come from the streamer. */
 static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                       struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
                       cudaStream_t st, struct cuzk_error *err)
 {
-    int rc;
-    uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
     uint64_t t0 = cuzk_now_ns(), dt;
-    const void *b;
     struct split sp;
-    rc = split_scalars(ctx, &sp, dw, NULL, s->n_inputs, pk->n_l, st, err);
-    if (!rc) rc = bases_of(sm, 1, &b, ctx->d_l, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &out->l, (const g1a_d *)b, &sp, st, err);
+    int rc = vec_msm<dfp>(ctx, sm, 1, &out->l, ctx->d_l, pk->n_l, dw, NULL, s->n_inputs, &sp, false, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_l_ns += dt;
-    stream_consumed(sm, 1);
 
-    rc = split_scalars(ctx, &sp, dw, ctx->d_a_sel, 0, pk->n_a, st, err);
-    if (!rc) rc = bases_of(sm, 2, &b, ctx->d_a, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &out->a, (const g1a_d *)b, &sp, st, err);
+    rc = vec_msm<dfp>(ctx, sm, 2, &out->a, ctx->d_a, pk->n_a, dw, ctx->d_a_sel, 0, &sp, false, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_a_ns += dt;
-    stream_consumed(sm, 2);
 
-    /* B_G1 and B_G2 have the same scalars: one split for both */
-    rc = split_scalars(ctx, &sp, dw, ctx->d_b_sel, 0, pk->n_b, st, err);
-    if (!rc) rc = bases_of(sm, 3, &b, ctx->d_bg1, wait_ns, err);
-    if (!rc) rc = split_msm<dfp>(ctx, &out->b_g1, (const g1a_d *)b, &sp, st, err);
+    /* B_G1 and B_G2 have the same scalars: one split for both when each is one piece */
+    rc = vec_msm<dfp>(ctx, sm, 3, &out->b_g1, ctx->d_bg1, pk->n_b, dw, ctx->d_b_sel, 0, &sp, false, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g1_ns += dt;
-    stream_consumed(sm, 3);
 
-    rc = bases_of(sm, 4, &b, ctx->d_bg2, wait_ns, err);
-    if (!rc) rc = split_msm<dfp2>(ctx, &out->b_g2, (const g2a_d *)b, &sp, st, err);
+    int i0, i1;
+    pieces_of(sm, 3, &i0, &i1);
+    const bool one = i1 - i0 == 1;
+    rc = vec_msm<dfp2>(ctx, sm, 4, &out->b_g2, ctx->d_bg2, pk->n_b, dw, ctx->d_b_sel, 0, &sp, one, st, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->msm_b_g2_ns += dt;
-    stream_consumed(sm, 4);
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
 }
@@ -719,13 +779,22 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
 
     /* each MSM writes its result into out (its last step runs on the CPU) */
     rc = msm_loans_give(ctx, s, d, hc, lg, err);
-    const void *b;
-    if (!rc) rc = bases_of(sm, 0, &b, ctx->d_h, wait_ns, err);
-    if (!rc) rc = gpu_g1_msm_dev(ctx, &out->h, (const g1a_d *)b, hc, NULL, pk->n_h, NULL, st, err);
+    int i0, i1;
+    pieces_of(sm, 0, &i0, &i1);
+    uint64_t unused = 0;
+    for (int i = i0; !rc && i < i1; i++) {
+        const void *b;
+        uint64_t p0, np;
+        g1_jac_t part;
+        rc = bases_of(sm, i, &b, ctx->d_h, pk->n_h, &p0, &np, wait_ns ? wait_ns : &unused, err);
+        if (!rc) rc = gpu_g1_msm_dev(ctx, i == i0 ? &out->h : &part, (const g1a_d *)b, hc + p0, NULL, np, NULL, st, err);
+        if (!rc && i > i0) g1_jac_add(&out->h, &out->h, &part);
+        if (!rc && sm) CK(cudaStreamSynchronize(st));
+        stream_consumed(sm, i);
+    }
     if (!rc) {
         dt = lap(st, &t0);
         if (t) t->msm_h_ns += dt;
-        stream_consumed(sm, 0);
         /* the L, A and B MSMs after it, in proof order (the streamed key arrives in that order;
          * on a stream of their own beside the h pipeline they gained nothing: decisions.md) */
         rc = prove_tail(out, s, pk, ctx, sm, t, dw, st, err);

@@ -264,6 +264,47 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
     gpu_ctx_free(ctx);
 }
 
+/* A key streamed in pieces (the memory plan's answer for a card smaller than two of its
+ * largest vectors: a 32 GiB PoRep key on a 32 GB card): every MSM runs per piece and adds up;
+ * the proofs equal the CPU's for piece sizes that split the vectors unevenly, leave the B
+ * vectors whole or in one point per piece (capped at the streamer's piece count). */
+TEST(key_streamed_in_pieces_proofs_equal_cpu_proofs)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    gpu_test_stream_key(ctx, true);
+    struct fixture f;
+    fixture_init(&f, 20000, 3, 977);
+    struct g16_assignment w = {f.in, f.aux};
+    size_t key_bytes = (f.pk.n_h + f.pk.n_l + f.pk.n_a + f.pk.n_b) * sizeof(g1_aff_t) +
+                       f.pk.n_b * sizeof(g2_aff_t);
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    struct g16_proof pc, pg;
+    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+    uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+    g16_proof_to_bytes(bc, &pc);
+    const uint64_t pieces[] = {96 * 1000 + 17, 96 * 4096, 192 * 777, 96, 1ull << 30};
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        gpu_tune("stream.piece=%llu", (unsigned long long)pieces[i]);
+        for (int bufs = 1; bufs <= 3; bufs += 2) {
+            gpu_tune("stream.bufs=%d", bufs);
+            ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+            struct gpu_stream_stats ss;
+            gpu_ctx_stream_stats(ctx, &ss);
+            ASSERT_EQ_U64(ss.bytes, key_bytes);
+            g16_proof_to_bytes(bg, &pg);
+            ASSERT_MSG(!memcmp(bc, bg, G16_PROOF_BYTES), "piece %llu bytes, %d buffers: proof differs from the CPU's",
+                       (unsigned long long)pieces[i], bufs);
+        }
+    }
+    gpu_tuning_reset();
+    gpu_test_stream_key(ctx, false);
+    fixture_fini(&f);
+    gpu_ctx_free(ctx);
+}
+
 /* Default 64 MiB staging chunks with multi-piece parallel copies (h is 12 MiB, the witness
  * 2.2 MiB, both over the 2 MiB copy grain), then the same key and witness page-locked in
  * place (gpu_host_register): direct DMA on both the resident and the streamed path. */

@@ -17,18 +17,24 @@ static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
     return lo + x % (hi - lo + 1);
 }
 
-/* bytes of option i (resident+2, resident+1, streamed+2, streamed+1), from the contract */
-static uint64_t option_total(const struct gpu_plan_in *in, int i)
+/* Option i (resident+2, resident+1, streamed+2, streamed+1) from the header's contract:
+ * its total, or 0 when it does not fit; *chunk: the streamed piece size. */
+static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
 {
     uint64_t key = 0, big = 0;
     for (int k = 0; k < GPU_PLAN_VECTORS; k++) {
         key += in->key[k];
         if (in->key[k] > big) big = in->key[k];
     }
-    uint64_t work = 3 * in->domain * 32 + GIB;
-    uint64_t kb = i < 2 ? key : 2 * big;
-    unsigned wit = (i % 2 == 0) ? 2 : 1;
-    return in->shape + work + kb + wit * in->witness;
+    uint64_t fixed = in->shape + 3 * in->domain * 32 + GIB + ((i % 2 == 0) ? 2 : 1) * in->witness;
+    *chunk = 0;
+    if (i < 2) return fixed + key <= in->mem ? fixed + key : 0;
+    if (fixed >= in->mem) return 0;
+    uint64_t c = (in->mem - fixed) / 2;
+    if (c > big) c = big;
+    if (c < big && c < GPU_PLAN_MIN_CHUNK) return 0;
+    *chunk = c;
+    return fixed + 2 * c;
 }
 
 TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
@@ -54,8 +60,9 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         struct gpu_plan p;
         int rc = gpu_plan_make(&in, &p, err);
         int want = -1;
+        uint64_t want_total = 0, want_chunk = 0;
         for (int i = 0; i < 4 && want < 0; i++)
-            if (option_total(&in, i) <= in.mem) want = i;
+            if ((want_total = option_fit(&in, i, &want_chunk))) want = i;
         if (want < 0) {
             ASSERT_CODE(rc, CUZK_E_GPU_NOMEM, err);
             ASSERT_STR_CONTAINS(err->msg, "needs at least");
@@ -65,7 +72,9 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         ASSERT_OK(rc, err);
         ASSERT_MSG(p.total <= in.mem, "planned %llu of %llu bytes", (unsigned long long)p.total,
                    (unsigned long long)in.mem);
-        ASSERT_EQ_U64(p.total, option_total(&in, want));
+        ASSERT_EQ_U64(p.total, want_total);
+        ASSERT_EQ_U64(p.stream_chunk, want_chunk);
+        if (p.key_mode == GPU_KEY_STREAMED) ASSERT_EQ_U64(p.key_bytes, 2 * p.stream_chunk);
         ASSERT_EQ_INT(p.key_mode, want < 2 ? GPU_KEY_RESIDENT : GPU_KEY_STREAMED);
         ASSERT_EQ_U64(p.witness_buffers, want % 2 == 0 ? 2 : 1);
         ASSERT_EQ_U64(p.total, in.shape + p.work_bytes + p.key_bytes + p.witness_buffers * in.witness);
@@ -78,6 +87,8 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         ASSERT_OK(gpu_plan_make(&in, &q, err), err);
         ASSERT(q.key_mode <= p.key_mode);
         ASSERT(q.key_mode < p.key_mode || q.witness_buffers >= p.witness_buffers);
+        if (q.key_mode == p.key_mode && q.witness_buffers == p.witness_buffers)
+            ASSERT(q.stream_chunk >= p.stream_chunk);
     }
     /* the sample covered every outcome */
     ASSERT(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 100);
@@ -97,11 +108,17 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
     ASSERT_EQ_U64(p.witness_buffers, 2);
-    porep.mem = 64ull * GIB;
+    porep.mem = 64ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
     ASSERT_EQ_U64(p.witness_buffers, 2);
-    porep.mem = 24ull * GIB;
+    ASSERT_EQ_U64(p.stream_chunk, porep.key[0]);
+    porep.mem = 32ull * GIB;   /* a 32 GB card: streamed in pieces */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(p.stream_chunk >= GPU_PLAN_MIN_CHUNK && p.stream_chunk < porep.key[1]);
+    ASSERT(p.total <= porep.mem);
+    porep.mem = 24ull * GIB;   /* matrices, h pipeline and witness alone take 25.6 GB */
     ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
     ASSERT_STR_CONTAINS(err->msg, "may use 24.00 GiB");
 
