@@ -77,22 +77,34 @@ void fil_stree_get(const struct fil_stree *t, uint8_t out[32], unsigned level, u
     else fil_prf(out, t->key, t->tag, level, idx);
 }
 
-static int node_hash(uint8_t out[32], const struct fil_stree *t, unsigned level, uint8_t (*ch)[32],
-                     struct cuzk_error *err)
+/* One level's parents, hashed in parallel: a full tree (the dense synthetic / NI generator,
+ * 2^24 leaves at 512 MiB) spends most of its time here. */
+struct level_ctx {
+    const struct fil_stree *t;
+    unsigned l;
+    struct fil_stree_entry *up;
+    const struct poseidon_consts *pc;   /* NULL for SHA-256 */
+};
+
+static void level_range(void *ctx, size_t b, size_t e, unsigned w)
 {
-    unsigned a = t->arity[level];
-    if (t->sha) {
-        fil_sha256(out, ch, 64);
-        out[31] &= 0x3f;
-        return CUZK_OK;
+    (void)w;
+    const struct level_ctx *c = ctx;
+    unsigned a = c->t->arity[c->l];
+    for (size_t k = b; k < e; k++) {
+        uint8_t ch[8][32];
+        uint8_t *out = c->up[k].v;
+        for (unsigned j = 0; j < a; j++) fil_stree_get(c->t, ch[j], c->l, c->up[k].idx * a + j);
+        if (!c->pc) {
+            fil_sha256(out, ch, 64);
+            out[31] &= 0x3f;
+            continue;
+        }
+        fr_t in[8], h;
+        for (unsigned j = 0; j < a; j++) (void)fr_from_bytes_le(&in[j], ch[j]);
+        poseidon_hash(&h, c->pc, in);
+        fr_to_bytes_le(out, &h);
     }
-    const struct poseidon_consts *pc = poseidon_consts_get(a, err);
-    if (!pc) return err ? err->code : CUZK_E_INTERNAL;
-    fr_t in[8], h;
-    for (unsigned j = 0; j < a; j++) (void)fr_from_bytes_le(&in[j], ch[j]);
-    poseidon_hash(&h, pc, in);
-    fr_to_bytes_le(out, &h);
-    return CUZK_OK;
 }
 
 int fil_stree_build(struct fil_stree *t, struct fil_stree_entry *leaves, size_t n,
@@ -106,22 +118,18 @@ int fil_stree_build(struct fil_stree *t, struct fil_stree_entry *leaves, size_t 
     t->n[0] = m;
     for (unsigned l = 0; l < t->levels; l++) {
         unsigned a = t->arity[l];
+        const struct poseidon_consts *pc = t->sha ? NULL : poseidon_consts_get(a, err);
+        if (!t->sha && !pc) return err ? err->code : CUZK_E_INTERNAL;
         struct fil_stree_entry *up = cuzk_malloc((t->n[l] ? t->n[l] : 1) * sizeof *up);
         if (!up) return cuzk_fail(err, CUZK_E_NOMEM, "gen: sparse tree level %u", l);
         size_t k = 0;
         for (size_t i = 0; i < t->n[l]; i++) {
             uint64_t grp = t->lv[l][i].idx / a;
-            if (k && up[k - 1].idx == grp) continue;
-            uint8_t ch[8][32];
-            for (unsigned j = 0; j < a; j++) fil_stree_get(t, ch[j], l, grp * a + j);
-            up[k].idx = grp;
-            int rc = node_hash(up[k].v, t, l, ch, err);
-            if (rc) {
-                cuzk_free(up);
-                return rc;
-            }
-            k++;
+            if (!k || up[k - 1].idx != grp) up[k++].idx = grp;
         }
+        struct level_ctx c = {t, l, up, pc};
+        if (k >= 4096) pool_parallel_for(pool_default(), k, 256, level_range, &c);
+        else level_range(&c, 0, k, 0);
         t->lv[l + 1] = up;
         t->n[l + 1] = k;
     }

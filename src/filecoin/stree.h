@@ -45,7 +45,8 @@ void fil_stree_init_sha(struct fil_stree *t, const uint8_t key[32], unsigned tag
  * can derive replica_id from it as upstream does. */
 void fil_stree_init_sha_zeros(struct fil_stree *t, unsigned levels);
 /* Hash the tree over n touched leaves (any order; duplicates must carry equal values). Takes
- * ownership of leaves (allocated with cuzk_malloc), also on failure. */
+ * ownership of leaves (allocated with cuzk_malloc), also on failure. A level of 4096 or more
+ * parents is hashed on pool_default() (the same bytes). */
 int fil_stree_build(struct fil_stree *t, struct fil_stree_entry *leaves, size_t n,
                     struct cuzk_error *err);
 void fil_stree_free(struct fil_stree *t);
