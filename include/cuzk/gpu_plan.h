@@ -38,8 +38,9 @@ struct gpu_plan {
     uint64_t total;                          /* everything planned; never above in->mem */
 };
 
-/* The working set one proof needs beside its key, shape and witness (3 N field elements
- * for the h pipeline, which the MSMs then borrow, and 1 GiB for the MSMs' own scratch). */
+/* The working set one proof needs beside its key, shape and witness: 3 N field elements for
+ * the h pipeline (which the MSMs then borrow), the 0/1 split's flags, positions and tail
+ * indices (12 bytes per point, up to N), and 2 GiB for the MSMs' own scratch. */
 uint64_t gpu_plan_work_bytes(uint64_t domain);
 
 #define GPU_PLAN_MIN_CHUNK (512ull << 20)   /* smallest streamed piece: 5.6 M G1 points */

@@ -698,7 +698,7 @@ static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t byte
 }
 
 static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *d[3], const dfr *hc, unsigned lg,
-                          struct cuzk_error *err)
+                          uint64_t tail_pts, struct cuzk_error *err)
 {
     const uint64_t N = (uint64_t)1 << lg;
     const size_t half = (size_t)N * sizeof(fr_t) / 2;
@@ -735,7 +735,12 @@ static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
     pthread_mutex_unlock(&ctx->wit_mu);
-    ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
+    /* The 0/1 splits of the L, A and B MSMs take 12 bytes per point of their largest piece
+     * (flags, positions, tail indices) from free memory when the coset table's shift half is
+     * not lent for them (no table: a tight card, or a capped one): leave that room too, or
+     * the H MSM's window groups take it and every tail fails (40 and 48 GiB caps). */
+    const bool lent = ctx->loan[SL_FLAGS] != NULL;
+    ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30)) + (lent ? 0 : 12 * tail_pts);
     return CUZK_OK;
 }
 
@@ -778,7 +783,18 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     if (t) t->ntt_ns += dt;
 
     /* each MSM writes its result into out (its last step runs on the CPU) */
-    rc = msm_loans_give(ctx, s, d, hc, lg, err);
+    /* the largest 0/1 split of the tail MSMs: a whole vector, or a streamed piece */
+    uint64_t tail_pts = 0;
+    const uint64_t tail_n[4] = {pk->n_l, pk->n_a, pk->n_b, pk->n_b};
+    for (int k = 1; k < NVEC; k++) {
+        int i0, i1;
+        pieces_of(sm, k, &i0, &i1);
+        for (int i = i0; i < i1; i++) {
+            uint64_t np = sm ? sm->pts[i] : tail_n[k - 1];
+            if (np > tail_pts) tail_pts = np;
+        }
+    }
+    rc = msm_loans_give(ctx, s, d, hc, lg, tail_pts, err);
     int i0, i1;
     pieces_of(sm, 0, &i0, &i1);
     uint64_t unused = 0;

@@ -26,7 +26,8 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
         key += in->key[k];
         if (in->key[k] > big) big = in->key[k];
     }
-    uint64_t fixed = in->shape + 3 * in->domain * 32 + GIB + ((i % 2 == 0) ? 2 : 1) * in->witness;
+    uint64_t fixed = in->shape + 3 * in->domain * 32 + 12 * in->domain + 2 * GIB +
+                     ((i % 2 == 0) ? 2 : 1) * in->witness;
     *chunk = 0;
     if (i < 2) return fixed + key <= in->mem ? fixed + key : 0;
     if (fixed >= in->mem) return 0;
