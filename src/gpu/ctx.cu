@@ -324,6 +324,7 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
     int rc = CUZK_OK;
     ctx->plan_wit = 0;
     ctx->stream_chunk = 0;
+    ctx->plan_refused[0] = 0;
     if (ctx->shape) {
         size_t fr = 0;
         rc = gpu_mem_usable(ctx, &fr, err);
@@ -344,8 +345,11 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         struct gpu_plan plan;
         rc = gpu_plan_make(&in, &plan, err);
         ctx->plan_wit = rc ? 1 : plan.witness_buffers;
-        /* no plan fits: stream in the smallest pieces, the best chance there is */
-        ctx->stream_chunk = rc ? GPU_PLAN_MIN_CHUNK : plan.key_mode == GPU_KEY_STREAMED ? plan.stream_chunk : 0;
+        ctx->stream_chunk = !rc && plan.key_mode == GPU_KEY_STREAMED ? plan.stream_chunk : 0;
+        /* no plan fits: proofs of this key fail at once with the plan's message (retrying
+         * cannot make the card larger) */
+        if (rc && err) snprintf(ctx->plan_refused, sizeof ctx->plan_refused, "%s", err->msg);
+        else if (rc) snprintf(ctx->plan_refused, sizeof ctx->plan_refused, "GPU memory plan: the key does not fit");
         if (!rc && plan.key_mode == GPU_KEY_STREAMED)
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_ctx_load_pk: the memory plan streams the key "
                            "(%.2f GiB for key, matrices and one proof; %.2f GiB usable)",

@@ -153,6 +153,7 @@ struct gpu_ctx {
     uint64_t proofs;           /* backend calls that succeeded (under wit_mu) */
     bool last_wit_staged;      /* the last backend call found its witness staged */
     size_t stream_chunk;       /* a streamed key's piece size from the memory plan (0: whole vectors) */
+    char plan_refused[CUZK_ERR_MSG_MAX]; /* why no plan fits the loaded key ("" if one does) */
 };
 
 #define COSET_TAB 16384u

@@ -556,6 +556,9 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     if (!ctx->opt.stream_key) {
         rc = gpu_ctx_load_pk(ctx, pk, err);
         resident = rc == CUZK_OK;
+        if (rc == CUZK_E_GPU_NOMEM && ctx->plan_refused[0])
+            return cuzk_fail(err, CUZK_E_UNSUPPORTED, "GPU %d is too small for this circuit: %s", ctx->dev,
+                             ctx->plan_refused);
         if (rc == CUZK_E_GPU_NOMEM) rc = CUZK_OK;   /* stream the key instead */
         if (rc) return rc;
     }
