@@ -35,11 +35,13 @@ struct reply {
     char details[CUZK_ERR_MSG_MAX + 128];
     uint8_t *buf;       /* packed response (code OK) */
     size_t len;
+    bool large;         /* the call holds one of the server's large-request slots */
 };
 
 struct rpc_server;
 typedef void (*method_fn)(struct rpc_server *s, const struct grpc_call *call, gpr_timespec deadline,
                           const uint8_t *in, size_t n, struct reply *r);
+static void large_release(struct rpc_server *s, struct reply *r);
 
 struct method {
     const char *name;
@@ -282,12 +284,16 @@ static void m_prove(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     UNPACK(Cuzk__V1__ProveRequest, cuzk__v1__prove_request__unpack, q, in, n, r, "ProveRequest");
     char job_id[ENGINE_ID_MAX];
     uint32_t pos;
+    bool submitted = false;
     if (!q->submit)
         reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "ProveRequest.submit is missing");
-    else if (ids_ok(in, n, path_submit, 2, ENGINE_ID_MAX - 1, "request_id", r) &&
-             submit(s, q->submit, "Prove", job_id, &pos, r))
-        await_and_reply(s, job_id, 0, dl, true, r);
+    else if (ids_ok(in, n, path_submit, 2, ENGINE_ID_MAX - 1, "request_id", r))
+        submitted = submit(s, q->submit, "Prove", job_id, &pos, r);
+    /* the engine holds what it needs of the request: the decoded copy and the large-request
+     * slot are not kept through the wait */
     cuzk__v1__prove_request__free_unpacked(q, NULL);
+    large_release(s, r);
+    if (submitted) await_and_reply(s, job_id, 0, dl, true, r);
 }
 
 static void m_cancel(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, const uint8_t *in,
@@ -544,6 +550,22 @@ static void send_reply(struct call *c, struct reply *r)
     }
 }
 
+/* The end of a large request's decoding: its slot goes to the next one. A Prove call
+ * releases it once its job is submitted, before it waits for the proof (holding it through
+ * the wait let one 32 GiB PoRep Prove at a time into the engine: the GPU idled between jobs). */
+static void large_release(struct rpc_server *s, struct reply *r)
+{
+    if (!r->large) return;
+    r->large = false;
+    pthread_mutex_lock(&s->mu);
+    s->large--;
+    pthread_cond_signal(&s->large_cv);
+    pthread_mutex_unlock(&s->mu);
+    /* give the parse's freed pages back to the system: glibc keeps them otherwise
+     * (2.7 GB stayed resident after two 100 MB requests) */
+    malloc_trim(0);
+}
+
 static void *handler_main(void *arg)
 {
     struct call *c = arg;
@@ -561,8 +583,8 @@ static void *handler_main(void *arg)
     } else {
         /* Large requests are decoded a few at a time: a parse costs several times the
          * message (a 50 MB C1 is ~600 MB of JSON tree), memory the budget does not see. */
-        bool large = s->max_large && grpc_byte_buffer_length(c->payload) >= RPC_LARGE_REQUEST;
-        if (large) {
+        r.large = s->max_large && grpc_byte_buffer_length(c->payload) >= RPC_LARGE_REQUEST;
+        if (r.large) {
             pthread_mutex_lock(&s->mu);
             while (s->large >= s->max_large) pthread_cond_wait(&s->large_cv, &s->mu);
             s->large++;
@@ -579,15 +601,7 @@ static void *handler_main(void *arg)
             c->m->fn(s, c->call, c->deadline, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
             grpc_slice_unref(sl);
         }
-        if (large) {
-            pthread_mutex_lock(&s->mu);
-            s->large--;
-            pthread_cond_signal(&s->large_cv);
-            pthread_mutex_unlock(&s->mu);
-            /* give the parse's freed pages back to the system: glibc keeps them otherwise
-             * (2.7 GB stayed resident after two 100 MB requests) */
-            malloc_trim(0);
-        }
+        large_release(s, &r);
     }
     send_reply(c, &r);
     free(r.buf);

@@ -751,6 +751,60 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     stop_and_clean(&d);
 }
 
+/* A large Prove (over 1 MiB on the wire) holds its large-request slot only while it is decoded
+ * and submitted, not while it waits for its proof: two concurrent large Prove calls are both
+ * in the engine before the first proof is done (one at a time, the GPU idled between 32 GiB
+ * PoRep jobs). The requests are SYNTHETIC jobs made large by an unused 2 MiB vanilla_proofs
+ * entry. */
+struct big_prove { const char *addr; const char *rid; int st; };
+static void *send_big_prove(void *arg)
+{
+    struct big_prove *b = arg;
+    struct cz_client *c = NULL;
+    if (cz_connect(&c, b->addr, NULL)) return NULL;
+    static uint8_t pad[2u << 20];
+    ProtobufCBinaryData vp = {sizeof pad, pad};
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.request_id = (char *)b->rid;
+    q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
+    q.synthetic_constraints = 1u << 14;
+    q.synthetic_partitions = 6;
+    q.n_vanilla_proofs = 1;
+    q.vanilla_proofs = &vp;
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = &q;
+    ProtobufCMessage *m = NULL;
+    char det[512];
+    b->st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, 120000,
+                    det, sizeof det);
+    if (m) protobuf_c_message_free_unpacked(m, NULL);
+    cz_close(c);
+    return NULL;
+}
+
+TEST_T(large_prove_calls_wait_for_their_proofs_concurrently, 240)
+{
+    struct daemon d;
+    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                    "max_large_requests = 1\n[memory]\ntotal_budget = \"2GiB\"\n");
+    struct big_prove b[2] = {{d.addr, "big-prove-0", -1}, {d.addr, "big-prove-1", -1}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, send_big_prove, &b[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) ASSERT_MSG(b[i].st == 0, "Prove %d: status %d", i, b[i].st);
+    /* both were submitted ("Prove: job=") before the first proof completed */
+    char *log = h_slurp(d.err_path);
+    ASSERT(log);
+    const char *first_done = strstr(log, "proof completed:");
+    ASSERT(first_done);
+    const char *sub = log;
+    int before = 0;
+    while ((sub = strstr(sub, "Prove: job=")) && sub < first_done) before++, sub++;
+    ASSERT_MSG(before == 2, "%d of 2 Prove calls were in the engine before the first proof completed", before);
+    free(log);
+    stop_and_clean(&d);
+}
+
 /* -------------------------------------------------------- HTTP listener -- */
 
 TEST_T(status_is_paged, 180)
