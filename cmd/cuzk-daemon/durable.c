@@ -75,6 +75,7 @@ static int req_pack(const struct engine_request *r, const char *id, int kind, in
     q.comm_d_new = bin(r->comm_d_new, r->comm_d_new_len);
     q.synthetic_constraints = r->synthetic_constraints;
     q.synthetic_partitions = r->synthetic_partitions;
+    q.aggregate = r->aggregate;
     size_t sz = cuzk__v1__submit_proof_request__get_packed_size(&q);
     *out = malloc(sz ? sz : 1);
     if (!*out) { free(vp); return CUZK_E_NOMEM; }
@@ -112,6 +113,7 @@ static int req_of(struct engine_request *r, const Cuzk__V1__SubmitProofRequest *
         .comm_d_new = q->comm_d_new.data, .comm_d_new_len = q->comm_d_new.len,
         .synthetic_constraints = q->synthetic_constraints,
         .synthetic_partitions = q->synthetic_partitions,
+        .aggregate = q->aggregate,
     };
     return CUZK_OK;
 }

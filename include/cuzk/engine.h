@@ -22,9 +22,10 @@ enum engine_kind {
     ENGINE_KIND_SNAP = 2,           /* SNAP_DEALS_UPDATE */
     ENGINE_KIND_WINDOW_POST = 3,    /* WINDOW_POST_PARTITION */
     ENGINE_KIND_WINNING_POST = 4,   /* WINNING_POST */
-    ENGINE_KIND_SYNTHETIC = 100
+    ENGINE_KIND_SYNTHETIC = 100,
+    ENGINE_KIND_NI_POREP = 101      /* NI_POREP_SEAL_COMMIT: NI-PoRep C2, optionally aggregated */
 };
-#define ENGINE_NKINDS 5   /* dense index: porep, snap, window, winning, synthetic */
+#define ENGINE_NKINDS 6   /* dense index: porep, snap, window, winning, synthetic, ni-porep */
 int engine_kind_index(int kind);               /* -1 for an unknown kind */
 const char *engine_kind_name(int kind);        /* "porep-c2", ..., "synthetic" */
 const char *engine_kind_label(int kind);       /* metric label: "porep_c2", ... */
@@ -58,6 +59,9 @@ struct engine_request {
     const uint8_t *comm_d_new; size_t comm_d_new_len;
     uint64_t synthetic_constraints;             /* SYNTHETIC: circuit size */
     uint32_t synthetic_partitions;              /* SYNTHETIC: circuits per job (0 = 1) */
+    bool aggregate;                             /* NI_POREP_SEAL_COMMIT: also answer the
+                                                 * SnarkPack aggregate of the partition proofs
+                                                 * (verified before it is answered) */
     bool resumed;                               /* accepted by an earlier process (the journal's
                                                  * replay): admission bounds do not apply, a
                                                  * job once accepted is never refused */
@@ -71,6 +75,9 @@ struct engine_result {
     int status;                                 /* enum engine_status */
     uint8_t *proof;
     size_t proof_len;
+    uint8_t *aggregate;                         /* NI-PoRep asked with aggregate: the verified
+                                                 * AggregateProof bytes (malloc'd); else NULL */
+    size_t aggregate_len;
     char error[CUZK_ERR_MSG_MAX];
     uint64_t queue_wait_ms, srs_load_ms, synthesis_ms, gpu_compute_ms, total_ms;
 };

@@ -37,6 +37,9 @@ void engine_result_free(struct engine_result *r)
     free(r->proof);
     r->proof = NULL;
     r->proof_len = 0;
+    free(r->aggregate);
+    r->aggregate = NULL;
+    r->aggregate_len = 0;
 }
 
 /* --------------------------------------------------------- priority queue -- */
@@ -172,6 +175,7 @@ static void job_input_release(struct job *j)
 static void job_discard(struct job *j)
 {
     job_free_input(j);
+    free(j->agg_pub);
     free(j->parts);
     pthread_cond_destroy(&j->cv);
     free(j);
@@ -198,6 +202,8 @@ static void job_destroy(struct engine *e, struct job *j)
     job_free_input(j);
     free(j->parts);
     free(j->proof);
+    free(j->agg_pub);
+    free(j->agg_bytes);
     engine_result_free(&j->result);
     pthread_cond_destroy(&j->cv);
     free(j);
@@ -240,6 +246,9 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
         r->proof = j->proof;
         r->proof_len = (size_t)j->n_parts * G16_PROOF_BYTES;
         j->proof = NULL;
+        r->aggregate = j->agg_bytes;
+        r->aggregate_len = j->agg_len;
+        j->agg_bytes = NULL;
     }
     j->state = JOB_DONE;
     j->done_ns = now;
@@ -328,8 +337,11 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     const struct kind_def *kind = kind_get(req->kind);
     if (!kind)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
-                         "unknown proof_kind %d (expected 1-4 for the Filecoin kinds or 100 for "
-                         "SYNTHETIC)", req->kind);
+                         "unknown proof_kind %d (expected 1-4 for the Filecoin kinds, 100 for "
+                         "SYNTHETIC or 101 for NI_POREP_SEAL_COMMIT)", req->kind);
+    if (req->aggregate && req->kind != ENGINE_KIND_NI_POREP)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "aggregate (field 102) is only for proof_kind "
+                         "NI_POREP_SEAL_COMMIT (101), not %s", engine_kind_name(req->kind));
     if (req->priority < 0 || req->priority > 4)
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "unknown priority %d (expected 0-4)",
                          req->priority);
@@ -345,6 +357,9 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     struct cuzk_error perr;
     cuzk_error_clear(&perr);
     int prc = kind->parse(j, req, &perr);
+    /* an aggregate without its SRS could never be answered: the job fails now, not after
+     * every partition was proved */
+    if (!prc && j->aggregate && engine_aggregate_ready(e, &perr)) prc = CUZK_E_UNSUPPORTED;
     if (prc && prc != CUZK_E_UNSUPPORTED) {
         job_discard(j);
         if (prc == CUZK_E_NOMEM) return cuzk_fail(err, prc, "%s", perr.msg);
@@ -461,6 +476,14 @@ int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
             if (out->proof) memcpy(out->proof, j->result.proof, j->result.proof_len);
             else { out->proof_len = 0; rc = cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
         }
+        out->aggregate = NULL;
+        if (j->result.aggregate_len && !rc) {
+            out->aggregate = malloc(j->result.aggregate_len);
+            if (out->aggregate) memcpy(out->aggregate, j->result.aggregate, j->result.aggregate_len);
+            else { out->aggregate_len = 0; rc = cuzk_fail(err, CUZK_E_NOMEM, "out of memory"); }
+        } else {
+            out->aggregate_len = 0;
+        }
     } else {
         snprintf(out->job_id, sizeof out->job_id, "%s", j->id);
         out->status = ENGINE_TIMEOUT;
@@ -507,9 +530,11 @@ int engine_restore(struct engine *e, int kind, int priority, const struct engine
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "restore: empty or unterminated job id");
     struct job *j = calloc(1, sizeof *j);
     uint8_t *proof = r->proof_len ? malloc(r->proof_len) : NULL;
-    if (!j || (r->proof_len && !proof)) {
+    uint8_t *agg = r->aggregate_len ? malloc(r->aggregate_len) : NULL;
+    if (!j || (r->proof_len && !proof) || (r->aggregate_len && !agg)) {
         free(j);
         free(proof);
+        free(agg);
         return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     }
     pthread_cond_init(&j->cv, NULL);
@@ -521,6 +546,8 @@ int engine_restore(struct engine *e, int kind, int priority, const struct engine
     j->result = *r;
     j->result.proof = proof;
     if (proof) memcpy(proof, r->proof, r->proof_len);
+    j->result.aggregate = agg;
+    if (agg) memcpy(agg, r->aggregate, r->aggregate_len);
     uint64_t now = cuzk_now_ns(), ago = finished_ago_ms * NS_PER_MS;
     j->done_ns = now > ago ? now - ago : 0;
     j->submit_ns = j->done_ns;
@@ -528,7 +555,9 @@ int engine_restore(struct engine *e, int kind, int priority, const struct engine
     if (job_find(e, j->id)) {
         pthread_mutex_unlock(&e->mu);
         free(proof);
+        free(agg);
         j->result.proof = NULL;
+        j->result.aggregate = NULL;
         job_discard(j);
         return cuzk_fail(err, CUZK_E_BUSY, "restore %s: a job with this id exists", r->job_id);
     }
@@ -720,6 +749,15 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         rc = g16_proof_from_bytes(&back, bytes, &perr);
         if (!rc && pt->pub)
             rc = g16_verify(s->pvk, &back, pt->pub, pt->n_pub, &perr);
+        /* an aggregating job keeps the inputs this proof verified against, for the
+         * aggregate's verification (row p is this partition's alone) */
+        if (!rc && j->agg_pub) {
+            if (pt->pub && pt->n_pub == j->agg_n_pub)
+                memcpy(j->agg_pub + (size_t)p * j->agg_n_pub, pt->pub, pt->n_pub * sizeof *pt->pub);
+            else
+                rc = cuzk_fail(&perr, CUZK_E_INTERNAL, "%zu recomputed public inputs, the "
+                               "aggregate expects %zu", pt->pub ? pt->n_pub : 0, j->agg_n_pub);
+        }
         else if (!rc)
             rc = g16_verify(s->pvk, &back, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
         clog_timeline("VERIFY_END", j->id, "partition=%u,verify_ms=%" PRIu64 ",ok=%d", p,
@@ -735,6 +773,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     budget_release(e, pt->mem_witness);   /* second release */
     pt->mem_witness = 0;
     pt->srs = NULL;
+    bool aggregate = false;
     if (j->state != JOB_DONE) {
         if (rc) {
             part_fail(e, j, p, stage, &perr);
@@ -742,10 +781,37 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
             memcpy(j->proof + (size_t)p * G16_PROOF_BYTES, bytes, G16_PROOF_BYTES);
             pt->state = PART_DONE;
             j->parts_done++;
-            if (j->parts_done == j->n_parts) job_finish(e, j, ENGINE_COMPLETED, NULL);
+            if (j->parts_done == j->n_parts) {
+                if (j->aggregate) aggregate = true;
+                else job_finish(e, j, ENGINE_COMPLETED, NULL);
+            }
         }
     } else if (pt->state != PART_FAILED) {
         pt->state = PART_DROPPED;
+    }
+    if (aggregate) {
+        /* The last partition's worker aggregates, on this CPU thread and without the lock
+         * (docs/decisions.md): the partition stays in flight meanwhile, so shutdown's grace
+         * and the job's refs count it. An aggregate that does not verify fails the job. */
+        pthread_mutex_unlock(&e->mu);
+        clog_timeline("AGGREGATE_START", j->id, "proofs=%u", j->n_parts);
+        uint8_t *agg = NULL;
+        size_t agg_len = 0;
+        cuzk_error_clear(&perr);
+        rc = engine_aggregate_job(e, j, &agg, &agg_len, &perr);
+        clog_timeline("AGGREGATE_END", j->id, "ok=%d,bytes=%zu", rc == CUZK_OK, agg_len);
+        pthread_mutex_lock(&e->mu);
+        if (j->state != JOB_DONE) {
+            if (rc) {
+                job_finish(e, j, ENGINE_FAILED, perr.msg);
+            } else {
+                j->agg_bytes = agg;
+                j->agg_len = agg_len;
+                agg = NULL;
+                job_finish(e, j, ENGINE_COMPLETED, NULL);
+            }
+        }
+        free(agg);
     }
     part_leave(e, j);
     pthread_mutex_unlock(&e->mu);
@@ -869,6 +935,7 @@ struct engine *engine_new(const struct engine_config *cfg, const struct engine_b
     e->be = *be;
     e->start_ns = cuzk_now_ns();
     pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->agg_mu, NULL);
     pthread_cond_init(&e->synth_cv, NULL);
     pthread_cond_init(&e->prove_cv, NULL);
     pthread_cond_init(&e->drain_cv, NULL);
@@ -1020,6 +1087,8 @@ void engine_free(struct engine *e)
         job_destroy(e, e->head);
     }
     srs_free_all(e);
+    engine_aggregate_free(e);
+    pthread_mutex_destroy(&e->agg_mu);
     backend_destroy(&e->be);   /* closes the devices, after everything on them was unloaded */
     free(e->synth_q.v);
     free(e->prove_q.v);

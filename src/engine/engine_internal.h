@@ -139,7 +139,7 @@ struct kind_def {
     int (*srs_load)(struct engine *e, struct srs_entry *x, struct cuzk_error *err);
 };
 extern const struct kind_def kind_porep, kind_snap, kind_window_post, kind_winning_post,
-    kind_synthetic;
+    kind_synthetic, kind_ni_porep;
 /* The registry row of a wire kind (NULL if unknown) and its dense index (engine_kind_index). */
 const struct kind_def *kind_get(int kind);
 /* The kind a circuit id belongs to and its parameter; CUZK_E_INVALID_ARG for an unknown or
@@ -207,6 +207,16 @@ struct job {
     int dev;                        /* engine device index proving every partition; -1 until
                                      * a GPU worker picks the first one (and on CPUs) */
     uint8_t *proof;                 /* n_parts * 192 bytes, filled in partition order */
+    /* SnarkPack aggregation (set by the kind's parse; aggregate.c): agg_pub, n_parts rows of
+     * agg_n_pub recomputed public inputs, row p copied from part p's pub once it verified;
+     * agg_include, the transcript include; agg_bytes, the verified aggregate until the job
+     * finishes (then result.aggregate) */
+    bool aggregate;
+    uint8_t agg_include[32];
+    fr_t *agg_pub;
+    size_t agg_n_pub;
+    uint8_t *agg_bytes;
+    size_t agg_len;
     uint64_t submit_ns, start_ns, done_ns, srs_wait_ns;
     struct engine_result result;    /* valid when state == JOB_DONE */
     pthread_cond_t cv;              /* signalled when the job finishes */
@@ -261,6 +271,21 @@ struct engine {
     pthread_cond_t srs_cv;
     /* counters */
     struct kind_counters kc[ENGINE_NKINDS];
+    /* the inner-product SRS for aggregation (aggregate.c), loaded once on first use */
+    pthread_mutex_t agg_mu;
+    struct agg_srs *agg_srs;
 };
+
+/* ---- aggregation (aggregate.c) ----
+ * Aggregate job j's partition proofs (every partition done and verified; e->mu NOT held,
+ * on the calling CPU thread): the inner-product SRS (param_cache/v28-fil-inner-product-v1.srs,
+ * loaded once), agg_prove with j->agg_include, then agg_verify of the serialized bytes against
+ * the job's verifying key and j->agg_pub. On success *out (malloc'd) holds the bytes. */
+int engine_aggregate_job(struct engine *e, const struct job *j, uint8_t **out, size_t *out_len,
+                         struct cuzk_error *err);
+/* CUZK_OK if the SRS is loaded or its file readable; else CUZK_E_NOT_FOUND naming the path and
+ * how to make a local one (engine_submit then fails the job at once, before any proof). */
+int engine_aggregate_ready(struct engine *e, struct cuzk_error *err);
+void engine_aggregate_free(struct engine *e);
 
 #endif

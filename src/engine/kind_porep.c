@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuzk/aggregate.h"
 #include "cuzk/fil_circuit.h"
 #include "cuzk/filecoin.h"
 #include "cuzk/gadgets.h"
@@ -163,4 +164,34 @@ const struct kind_def kind_porep = {
     .parse = porep_parse, .witness = porep_witness, .free_input = porep_free_input,
     .circuit_ids = "porep-2k, porep-8m, porep-512m, porep-32g, porep-64g",
     .srs_match = porep_srs_match, .srs_load = porep_srs_load,
+};
+
+/* NI_POREP_SEAL_COMMIT (101): an NI-PoRep C1 proved as POREP_SEAL_COMMIT is (same parser,
+ * checks, witness and SRS entries), refused unless its registered proof is NI-PoRep, and with
+ * `aggregate` set the job keeps each partition's recomputed public inputs and the transcript
+ * include (SHA-256 of comm_r) for the SnarkPack aggregate (aggregate.c). */
+static int ni_porep_parse(struct job *j, const struct engine_request *r, struct cuzk_error *err)
+{
+    /* on failure the engine discards the job with what parse left in it (input, parts) */
+    int rc = porep_parse(j, r, err);
+    if (rc) return rc;
+    const struct fil_c1 *c = j->input;
+    if (c->proof->kind != FIL_POREP_NI)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): Phase1Out."
+                         "registered_proof is %s, but NI_POREP_SEAL_COMMIT needs an NI-PoRep C1 "
+                         "(a ..._V1_2_Feat_NonInteractivePoRep registered proof); send it as "
+                         "POREP_SEAL_COMMIT", c->proof->name);
+    if (!r->aggregate) return CUZK_OK;
+    j->aggregate = true;
+    agg_seal_transcript_include(j->agg_include, (const uint8_t (*)[32])c->comm_r, NULL, 1);
+    j->agg_n_pub = fil_porep_num_inputs(c->proof);
+    j->agg_pub = calloc((size_t)j->n_parts * j->agg_n_pub, sizeof *j->agg_pub);
+    return j->agg_pub ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+}
+
+const struct kind_def kind_ni_porep = {
+    .kind = ENGINE_KIND_NI_POREP, .name = "ni-porep-c2", .label = "ni_porep_c2",
+    .default_priority = 2, .parse = ni_porep_parse, .witness = porep_witness,
+    .free_input = porep_free_input,
+    /* its circuits are PoRep's: the SRS entries porep-2k ... belong to kind_porep */
 };

@@ -12,6 +12,7 @@ static const struct kind_def *const kinds[ENGINE_NKINDS] = {
     &kind_window_post,    /* WINDOW_POST_PARTITION (kind_post.c) */
     &kind_winning_post,   /* WINNING_POST (kind_post.c) */
     &kind_synthetic,      /* SYNTHETIC (kind_synthetic.c) */
+    &kind_ni_porep,       /* NI_POREP_SEAL_COMMIT (kind_porep.c) */
 };
 
 int engine_kind_index(int kind)

@@ -9,7 +9,7 @@
 
 #include "cuzk/server.h"
 
-static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100};
+static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100, 101};
 
 char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_t offset)
 {

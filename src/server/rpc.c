@@ -138,6 +138,8 @@ static void fill_await(Cuzk__V1__AwaitProofResponse *m, struct engine_result *re
     m->status = (Cuzk__V1__AwaitProofResponse__Status)res->status;
     m->proof.data = res->proof;
     m->proof.len = res->proof_len;
+    m->aggregate_proof.data = res->aggregate;
+    m->aggregate_proof.len = res->aggregate_len;
     m->error_message = res->error;
     m->queue_wait_ms = res->queue_wait_ms;
     m->srs_load_ms = res->srs_load_ms;
@@ -176,6 +178,7 @@ static bool submit(struct rpc_server *s, const Cuzk__V1__SubmitProofRequest *q, 
         .comm_d_new = q->comm_d_new.data, .comm_d_new_len = q->comm_d_new.len,
         .synthetic_constraints = q->synthetic_constraints,
         .synthetic_partitions = q->synthetic_partitions,
+        .aggregate = q->aggregate,
     };
     struct cuzk_error err;
     cuzk_error_clear(&err);
@@ -336,7 +339,7 @@ static void m_status(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     Cuzk__V1__SRSStatus **srp = calloc(snap.n_srs + 1, sizeof *srp);
     Cuzk__V1__QueueStatus qs[ENGINE_NKINDS];
     Cuzk__V1__QueueStatus *qsp[ENGINE_NKINDS];
-    static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100};
+    static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100, 101};
     if (!gpus || !gpp || !srs || !srp) {
         reply_err(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         goto out;
