@@ -181,6 +181,12 @@ $(BUILD)/tests/e2e/test_daemon_post: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(
 $(BUILD)/tests/e2e/test_daemon_post: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_daemon_post: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
+# NI-PoRep C2 and its aggregate through the daemon (tests/e2e/test_daemon_ni.c)
+$(BUILD)/tests/e2e/test_daemon_ni: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
+$(BUILD)/tests/e2e/test_daemon_ni: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_daemon_ni: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
 $(E2E_PY): tests/e2e/test_grpc.py $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexport CUZK_BIN_DIR=%s/bin\nexec /usr/bin/python3 %s/tests/e2e/test_grpc.py "$$@"\n' \
@@ -304,6 +310,8 @@ $(BUILD)/tests/e2e/test_daemon: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_daemon: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 $(BUILD)/tests/e2e/test_daemon_post: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_daemon_post: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+$(BUILD)/tests/e2e/test_daemon_ni: $(FIL_LIB)
+$(BUILD)/tests/e2e/test_daemon_ni: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 $(BUILD)/tests/e2e/test_durable: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 # TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1

@@ -35,6 +35,8 @@ struct req_opts {
     uint32_t partitions;
     const char *c1, *vanilla, *request_id;
     const char *proof_out;          /* single: write the proof's bytes here */
+    bool aggregate;                 /* ni-porep: ask for the SnarkPack aggregate too */
+    const char *aggregate_out;      /* single: write the aggregate's bytes here */
     uint64_t registered_proof, sector_num, miner_id, timeout_s;
     uint32_t partition;
     int priority;
@@ -51,6 +53,7 @@ static int parse_kind(const char *s)
         {"porep", 1}, {"porep-c2", 1}, {"seal-commit", 1}, {"snap", 2}, {"snap-deals", 2},
         {"update", 2}, {"wpost", 3}, {"window-post", 3}, {"windowpost", 3}, {"winning", 4},
         {"winning-post", 4}, {"winningpost", 4}, {"synthetic", 100}, {"synth", 100},
+        {"ni-porep", 101}, {"ni-porep-c2", 101},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(s, t[i].name)) return t[i].kind;
@@ -152,17 +155,19 @@ static void usage_req(const char *cmd, bool batch)
 {
     fprintf(stderr,
             "usage: cuzk-bench [-a ADDR] %s -t TYPE [options]\n"
-            "  -t, --type TYPE          porep|snap|wpost|winning|synthetic\n"
+            "  -t, --type TYPE          porep|snap|wpost|winning|synthetic|ni-porep\n"
             "      --constraints N      synthetic circuit size (required for synthetic)\n"
             "      --partitions N       synthetic partitions per proof (default 1)\n"
-            "      --c1 FILE            PoRep C1 output (wrapper JSON)\n"
+            "      --c1 FILE            PoRep C1 output (wrapper JSON; ni-porep: an NI-PoRep C1)\n"
+            "      --aggregate          ni-porep: also the daemon-verified SnarkPack aggregate\n"
             "      --vanilla FILE       vanilla proofs (JSON array of base64, or one raw proof)\n"
             "      --registered-proof N (0)   --sector-num N (1)   --miner-id N (1000)\n"
             "%s"
             "      --randomness HEX32   --comm-r-old HEX32   --comm-r-new HEX32   --comm-d-new HEX32\n"
             "      --priority 0-4       --request-id ID      --timeout SECONDS (0 = none)\n"
             "%s",
-            cmd, batch ? "" : "      --partition N (0)   --proof-out FILE (the proof's bytes)\n",
+            cmd, batch ? "" : "      --partition N (0)   --proof-out FILE (the proof's bytes)\n"
+                              "      --aggregate-out FILE (ni-porep --aggregate: the aggregate's bytes)\n",
             batch ? "  -c, --count N (3)        -j, --concurrency N (1)\n" : "");
 }
 
@@ -195,6 +200,8 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
         else if (!strcmp(a, "--priority")) U64(o->priority);
         else if (!batch && !strcmp(a, "--partition")) U64(o->partition);
         else if (!batch && !strcmp(a, "--proof-out")) { NEED(); o->proof_out = v; }
+        else if (!batch && !strcmp(a, "--aggregate-out")) { NEED(); o->aggregate_out = v; }
+        else if (!strcmp(a, "--aggregate")) o->aggregate = true;
         else if (!strcmp(a, "--randomness")) HEX(o->randomness, (void)0);
         else if (!strcmp(a, "--comm-r-old")) HEX(o->comm_r_old, o->have_r_old = true);
         else if (!strcmp(a, "--comm-r-new")) HEX(o->comm_r_new, o->have_r_new = true);
@@ -210,6 +217,15 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
     if (o->kind < 0) { fprintf(stderr, "cuzk-bench %s: -t TYPE is required\n", argv[0]); usage_req(argv[0], batch); return 2; }
     if (o->kind == 100 && !o->constraints) {
         fprintf(stderr, "cuzk-bench %s: -t synthetic needs --constraints N\n", argv[0]);
+        return 2;
+    }
+    if ((o->aggregate || o->aggregate_out) && o->kind != 101) {
+        fprintf(stderr, "cuzk-bench %s: --aggregate and --aggregate-out are for -t ni-porep\n", argv[0]);
+        return 2;
+    }
+    if (o->aggregate_out) o->aggregate = true;
+    if (o->kind == 101 && !o->c1) {
+        fprintf(stderr, "cuzk-bench %s: -t ni-porep needs --c1 FILE (an NI-PoRep C1)\n", argv[0]);
         return 2;
     }
     if (o->c1 && !(o->vp = read_file(o->c1, &o->vp_len))) return 2;
@@ -263,6 +279,7 @@ static void fill_submit(Cuzk__V1__SubmitProofRequest *q, const struct req_opts *
     if (o->have_d_new) { q->comm_d_new.data = (uint8_t *)o->comm_d_new; q->comm_d_new.len = 32; }
     q->synthetic_constraints = o->constraints;
     q->synthetic_partitions = o->partitions;
+    q->aggregate = o->aggregate;
 }
 
 static const char *status_name(int s)
@@ -344,6 +361,24 @@ BENCH_CMD(single, "single", "one proof through a running cuzk-daemon (Prove RPC)
                 rc = 1;
             } else if (f) {
                 printf("wrote:     %s\n", o.proof_out);
+            }
+            if (o.kind == 101)
+                printf("partitions: %zu proofs of %d bytes, each verified by the daemon\n",
+                       n / 192, 192);
+            if (o.aggregate && r->aggregate_proof.len) {
+                size_t an = r->aggregate_proof.len;
+                printf("aggregate: %zu bytes (SnarkPack v2 of %zu proofs; verified by the daemon "
+                       "before it answered)\n", an, n / 192);
+                FILE *af = o.aggregate_out ? fopen(o.aggregate_out, "wb") : NULL;
+                if (o.aggregate_out && (!af || fwrite(r->aggregate_proof.data, 1, an, af) != an || fclose(af))) {
+                    fprintf(stderr, "cuzk-bench: --aggregate-out %s: cannot write the aggregate\n", o.aggregate_out);
+                    rc = 1;
+                } else if (af) {
+                    printf("wrote:     %s\n", o.aggregate_out);
+                }
+            } else if (o.aggregate) {
+                printf("aggregate: none in the answer (a daemon without NI_POREP aggregation?)\n");
+                rc = 1;
             }
         } else {
             printf("error:     %s\n", r->error_message);
@@ -428,7 +463,7 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
                           calloc(count, sizeof(double)), calloc(count, sizeof(double)),
                           calloc(count, sizeof(int))};
     if (!b.wall || !b.prove || !b.ok) { fprintf(stderr, "cuzk-bench: out of memory\n"); return 1; }
-    const char *type = o.kind == 100 ? "synthetic" : o.kind == 1 ? "porep" : o.kind == 2 ? "snap"
+    const char *type = o.kind == 100 ? "synthetic" : o.kind == 101 ? "ni-porep" : o.kind == 1 ? "porep" : o.kind == 2 ? "snap"
                      : o.kind == 3 ? "wpost" : "winning";
     printf("=== Batch Benchmark ===\n");
     printf("type:          %s", type);
