@@ -226,7 +226,8 @@ def t_srs_status_metrics(d):
     assert ids["synthetic-300"].tier == pb.SRSStatus.WARM, st
     assert st.memory_budget_bytes == 2 << 30
     kinds = [q.proof_kind for q in st.queues]
-    assert kinds == ["porep-c2", "snap-update", "window-post", "winning-post", "synthetic"], kinds
+    assert kinds == ["porep-c2", "snap-update", "window-post", "winning-post", "synthetic",
+                     "ni-porep-c2"], kinds
     e = d.call("EvictSRS", pb.EvictSrsRequest(circuit_id="synthetic-300"))
     assert e.was_loaded and e.freed_bytes == ids["synthetic-300"].size_bytes
     e = d.call("EvictSRS", pb.EvictSrsRequest(circuit_id="synthetic-300"))
