@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "cuzk/aggregate.h"
 #include "cuzk/filecoin.h"
 #include "cuzk/gadgets.h"
 #include "cuzk/groth16.h"
@@ -393,21 +394,62 @@ usage:
     return 2;
 }
 
-/* ---- verify: a PoRep C2 proof (e.g. one a daemon returned) checked apart from the prover,
- * against the .vk and public inputs recomputed from the C1 output. ---- */
-BENCH_CMD(verify, "verify",
-          "verify --kind porep --c1 FILE --vk FILE --proof FILE: check a C2 proof (partitions x 192 bytes)")
+/* An NI-PoRep aggregate (AggregateProof bytes, e.g. a daemon's aggregate_proof) checked apart
+ * from the daemon: inputs of every partition recomputed from the C1, include SHA-256(comm_r),
+ * the verifier's two points of each vector of srs_dir/v28-fil-inner-product-v1.srs. */
+static int verify_aggregate(const struct fil_c1 *c, const struct g16_vk *vk, const char *aggp,
+                            const char *srs_dir, struct cuzk_error *err)
 {
-    const char *c1p = NULL, *vkp = NULL, *proofp = NULL;
+    char *buf = NULL, path[4096];
+    size_t n = 0, ni = fil_porep_num_inputs(c->proof);
+    struct agg_srs srs;
+    memset(&srs, 0, sizeof srs);
+    struct agg_proof *ap = malloc(sizeof *ap);
+    fr_t *pub = malloc((size_t)c->partitions * ni * sizeof *pub);
+    int rc = ap && pub ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
+    if (!rc && read_file(&buf, &n, aggp)) rc = cuzk_fail(err, CUZK_E_IO, "%s: cannot read", aggp);
+    if (!rc) rc = agg_proof_from_bytes(ap, (const uint8_t *)buf, n, err);
+    for (unsigned k = 0; k < c->partitions && !rc; k++)
+        rc = fil_porep_public_inputs(pub + (size_t)k * ni, c->proof, c->replica_id, c->comm_d,
+                                     c->comm_r, c->seed, k, err);
+    snprintf(path, sizeof path, "%s/%s", srs_dir, AGG_SRS_V28_NAME);
+    if (!rc) rc = agg_srs_read(&srs, path, 2, true, NULL, err);
+    struct agg_verifier_srs vs;
+    if (!rc) rc = agg_srs_specialize(NULL, &vs, &srs, ap->nproofs, err);
+    uint8_t inc[32];
+    agg_seal_transcript_include(inc, (const uint8_t (*)[32])c->comm_r, NULL, 1);
+    if (!rc && ap->nproofs != agg_target_len(c->partitions))
+        rc = cuzk_fail(err, CUZK_E_FORMAT, "%s: an aggregate of %u proofs, the C1 has %u partitions "
+                       "(expected %zu)", aggp, ap->nproofs, c->partitions, agg_target_len(c->partitions));
+    if (!rc) rc = agg_verify(vk, &vs, pub, c->partitions, ni, ap, inc, 32, AGG_V2, 0, NULL, err);
+    if (!rc) printf("aggregate: ok (%zu bytes, %u proofs for %u partitions)\n", n, ap->nproofs,
+                    c->partitions);
+    agg_srs_free(&srs);
+    free(buf);
+    free(pub);
+    free(ap);
+    return rc;
+}
+
+/* ---- verify: a PoRep C2 proof (e.g. one a daemon returned) checked apart from the prover,
+ * against the .vk and public inputs recomputed from the C1 output; for NI-PoRep also (or only)
+ * its aggregate. ---- */
+BENCH_CMD(verify, "verify",
+          "verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE] [--aggregate FILE --srs DIR]: "
+          "check a C2 proof (partitions x 192 bytes) and/or an NI-PoRep aggregate")
+{
+    const char *c1p = NULL, *vkp = NULL, *proofp = NULL, *aggp = NULL, *srsd = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *o = argv[i], *v = argv[i + 1];
         if (!strcmp(o, "--c1")) c1p = v;
         else if (!strcmp(o, "--vk")) vkp = v;
         else if (!strcmp(o, "--proof")) proofp = v;
-        else if (!strcmp(o, "--kind")) { if (strcmp(v, "porep")) goto usage; }
+        else if (!strcmp(o, "--aggregate")) aggp = v;
+        else if (!strcmp(o, "--srs")) srsd = v;
+        else if (!strcmp(o, "--kind")) { if (strcmp(v, "porep") && strcmp(v, "ni-porep")) goto usage; }
         else goto usage;
     }
-    if (!c1p || !vkp || !proofp || argc % 2 == 0) goto usage;
+    if (!c1p || !vkp || (!proofp && !aggp) || !aggp != !srsd || argc % 2 == 0) goto usage;
     struct fil_c1 c;
     if (load_c1(&c, c1p)) return 1;
     char *buf = NULL;
@@ -419,14 +461,14 @@ BENCH_CMD(verify, "verify",
     size_t ni = fil_porep_num_inputs(c.proof);
     fr_t *pub = malloc(ni * sizeof *pub);
     int rc = pub ? CUZK_OK : cuzk_fail(&err, CUZK_E_NOMEM, "public inputs");
-    if (!rc && read_file(&buf, &n, proofp)) rc = cuzk_fail(&err, CUZK_E_IO, "%s: cannot read", proofp);
-    if (!rc && n != (size_t)c.partitions * G16_PROOF_BYTES)
+    if (!rc && proofp && read_file(&buf, &n, proofp)) rc = cuzk_fail(&err, CUZK_E_IO, "%s: cannot read", proofp);
+    if (!rc && proofp && n != (size_t)c.partitions * G16_PROOF_BYTES)
         rc = cuzk_fail(&err, CUZK_E_FORMAT, "%s: %zu bytes, expected %u partitions x %d", proofp, n,
                        c.partitions, G16_PROOF_BYTES);
     if (!rc) rc = g16_vk_read(&vk, vkp, &err);
     if (!rc && !(pvk = g16_pvk_new(&vk, &err))) rc = err.code ? err.code : CUZK_E_INTERNAL;
     unsigned good = 0;
-    for (unsigned k = 0; k < c.partitions && !rc; k++) {
+    for (unsigned k = 0; k < c.partitions && !rc && proofp; k++) {
         struct g16_proof proof;
         rc = g16_proof_from_bytes(&proof, (const uint8_t *)buf + (size_t)k * G16_PROOF_BYTES, &err);
         if (!rc) rc = fil_porep_public_inputs(pub, c.proof, c.replica_id, c.comm_d, c.comm_r, c.seed, k, &err);
@@ -436,15 +478,27 @@ BENCH_CMD(verify, "verify",
         printf("partition %u: %s\n", k, ok ? "ok" : verr.msg);
         good += ok;
     }
+    bool ok = !rc && (!proofp || good == c.partitions);
+    if (ok && aggp) {
+        rc = verify_aggregate(&c, &vk, aggp, srsd, &err);
+        if (rc) printf("aggregate: refused\n");
+        ok = !rc;
+    }
     if (rc) fprintf(stderr, "cuzk-bench verify: %s: %s\n", cuzk_errname(rc), err.msg);
-    printf("verified: %s (%u of %u partitions)\n", !rc && good == c.partitions ? "yes" : "no", good, c.partitions);
+    if (proofp)
+        printf("verified: %s (%u of %u partitions%s)\n", ok ? "yes" : "no", good, c.partitions,
+               aggp ? " and the aggregate" : "");
+    else
+        printf("verified: %s (the aggregate of %u partitions)\n", ok ? "yes" : "no", c.partitions);
     free(buf);
     free(pub);
     g16_pvk_free(pvk);
     g16_vk_free(&vk);
     fil_c1_free(&c);
-    return !rc && good == c.partitions ? 0 : 1;
+    return ok ? 0 : 1;
 usage:
-    fprintf(stderr, "usage: cuzk-bench verify --kind porep --c1 FILE --vk FILE --proof FILE\n");
+    fprintf(stderr, "usage: cuzk-bench verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE]\n"
+                    "                         [--aggregate FILE --srs DIR]   (at least one of --proof, --aggregate;\n"
+                    "                         DIR holds v28-fil-inner-product-v1.srs)\n");
     return 2;
 }

@@ -253,7 +253,7 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     cz_close(cl);
 
     /* the CLI on the same request id (the completed job is answered again, no new proving) */
-    char args[1500], *out = NULL;
+    char args[4000], *out = NULL;
     snprintf(args, sizeof args, "single -t ni-porep --c1 '%s/ni.json' --sector-num 42 --aggregate "
              "--request-id ni-agg --aggregate-out '%s/agg.bin' --proof-out '%s/proofs.bin'",
              d.dir, d.dir, d.dir);
@@ -266,6 +266,24 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     struct stat st;
     snprintf(path, sizeof path, "%s/agg.bin", d.dir);
     ASSERT(stat(path, &st) == 0 && (size_t)st.st_size == agg_proof_size(16));
+    /* and apart from the daemon: cuzk-bench verify with the fixture's .vk and this SRS */
+    snprintf(args, sizeof args, "verify --kind ni-porep --c1 '%s/ni.json' --vk '%s' --proof "
+             "'%s/proofs.bin' --aggregate '%s/agg.bin' --srs '%s'", d.dir, fx.vk, d.dir, d.dir, d.dir);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
+    ASSERT_STR_CONTAINS(out, "aggregate: ok");
+    ASSERT_STR_CONTAINS(out, "verified: yes (13 of 13 partitions and the aggregate)");
+    free(out);
+    /* one byte of the aggregate's final C changed: refused (by parsing or by the equations) */
+    FILE *f = fopen(path, "r+b");
+    ASSERT(f && fseek(f, (long)st.st_size - 200, SEEK_SET) == 0);
+    int ch = fgetc(f);
+    ASSERT(ch != EOF && fseek(f, (long)st.st_size - 200, SEEK_SET) == 0 && fputc(ch ^ 0x01, f) != EOF);
+    ASSERT(fclose(f) == 0);
+    snprintf(args, sizeof args, "verify --kind ni-porep --c1 '%s/ni.json' --vk '%s' --aggregate "
+             "'%s/agg.bin' --srs '%s'", d.dir, fx.vk, d.dir, d.dir);
+    ASSERT_EQ_INT(h_bench(&out, d.addr, args), 1);
+    ASSERT_STR_CONTAINS(out, "verified: no (the aggregate of 13 partitions)");
+    free(out);
 
     free(ap);
     free(pub);
