@@ -198,6 +198,10 @@ test: $(E2E_PY)
 $(BUILD)/tests/e2e/test_engine_gpu: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_gpu: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_engine_gpu: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+# the engine's SnarkPack step on proofs the test makes (tests/e2e/test_engine_aggregate.c)
+$(BUILD)/tests/e2e/test_engine_aggregate: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
+$(BUILD)/tests/e2e/test_engine_aggregate: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_engine_aggregate: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 
 daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 .PHONY: daemon daemon-gpu
