@@ -164,6 +164,8 @@ static void record_of(struct journal_record *rec, const struct engine_result *r)
     rec->error = r->error;
     rec->proof = r->proof;
     rec->proof_len = r->proof_len;
+    rec->aggregate = r->aggregate;
+    rec->aggregate_len = r->aggregate_len;
     rec->queue_wait_ms = r->queue_wait_ms;
     rec->srs_load_ms = r->srs_load_ms;
     rec->synthesis_ms = r->synthesis_ms;
@@ -233,6 +235,8 @@ static int replay_one(void *ctx, const struct journal_record *r)
         snprintf(res.error, sizeof res.error, "%s", r->error ? r->error : "");
         res.proof = (uint8_t *)r->proof;   /* copied by engine_restore */
         res.proof_len = r->proof_len;
+        res.aggregate = (uint8_t *)r->aggregate;   /* copied by engine_restore */
+        res.aggregate_len = r->aggregate_len;
         res.queue_wait_ms = r->queue_wait_ms;
         res.srs_load_ms = r->srs_load_ms;
         res.synthesis_ms = r->synthesis_ms;

@@ -39,6 +39,7 @@ struct journal_record {
     int status;
     const char *error;
     const uint8_t *proof; size_t proof_len;
+    const uint8_t *aggregate; size_t aggregate_len;   /* NI-PoRep's verified aggregate (or none) */
     uint64_t queue_wait_ms, srs_load_ms, synthesis_ms, gpu_compute_ms, total_ms;
     uint64_t accepted_at_ms, finished_at_ms;
 };

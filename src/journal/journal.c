@@ -23,7 +23,7 @@
 #include "cuzk/journal.h"
 #include "cuzk/log.h"
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2   /* 2: the aggregate column */
 #define CHECKPOINT_BYTES (16ull << 20)   /* the WAL is folded into the database past this */
 #define MAINTAIN_EVERY_MS 60000ull       /* retention and vacuum at most this often */
 
@@ -87,6 +87,8 @@ static bool record_sum(uint8_t out[32], const struct journal_record *r)
         sum_u64(&s, (uint64_t)(int64_t)r->status);
         sum_bytes(&s, r->error ? r->error : "", r->error ? strlen(r->error) : 0);
         sum_bytes(&s, r->proof, r->proof_len);
+        /* only when present: the sums of version-1 records (no aggregate) stay valid */
+        if (r->aggregate_len) sum_bytes(&s, r->aggregate, r->aggregate_len);
         sum_u64(&s, r->queue_wait_ms);
         sum_u64(&s, r->srs_load_ms);
         sum_u64(&s, r->synthesis_ms);
@@ -242,7 +244,7 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished, finished_at);";
 
 #define COLS "seq, id, kind, priority, finished, request, status, error, proof, t_queue, t_srs, " \
-             "t_synth, t_gpu, t_total, accepted_at, finished_at, sum"
+             "t_synth, t_gpu, t_total, accepted_at, finished_at, sum, aggregate"
 
 /* Open and configure the database at path. Returns an SQLite code (SQLITE_CORRUPT /
  * SQLITE_NOTADB: the file is damaged; *msg says how). */
@@ -285,7 +287,9 @@ static int db_open(sqlite3 **out, const char *path, bool check, char *msg, size_
         rc = SQLITE_MISMATCH;
     }
     if (rc == SQLITE_OK) rc = exec1(db, SCHEMA);
-    if (rc == SQLITE_OK && version < SCHEMA_VERSION) rc = exec1(db, "PRAGMA user_version=1");
+    /* version 2 added the aggregate column (a new file gets it here too) */
+    if (rc == SQLITE_OK && version < 2) rc = exec1(db, "ALTER TABLE jobs ADD COLUMN aggregate BLOB");
+    if (rc == SQLITE_OK && version < SCHEMA_VERSION) rc = exec1(db, "PRAGMA user_version=2");
     if (rc == SQLITE_OK && check) {
         /* SQLite checksums WAL frames but not database pages: look at every page once */
         rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
@@ -320,7 +324,7 @@ static int prepare_all(struct journal *j)
     if (!rc) rc = sqlite3_prepare_v2(j->db,
         "UPDATE jobs SET finished = 1, request = NULL, status = ?2, error = ?3, proof = ?4, "
         "t_queue = ?5, t_srs = ?6, t_synth = ?7, t_gpu = ?8, t_total = ?9, finished_at = ?10, "
-        "sum = ?11 WHERE seq = ?1 AND finished = 0", -1, &j->st_finish, NULL);
+        "sum = ?11, aggregate = ?12 WHERE seq = ?1 AND finished = 0", -1, &j->st_finish, NULL);
     if (!rc) rc = sqlite3_prepare_v2(j->db,
         "SELECT id, kind, priority, accepted_at FROM jobs WHERE seq = ?1 AND finished = 0", -1,
         &j->st_get, NULL);
@@ -365,6 +369,8 @@ static void row_record(sqlite3_stmt *st, struct journal_record *r, const uint8_t
     r->finished_at_ms = (uint64_t)sqlite3_column_int64(st, 15);
     *sum = sqlite3_column_blob(st, 16);
     *sum_len = sqlite3_column_bytes(st, 16);
+    r->aggregate = sqlite3_column_blob(st, 17);
+    r->aggregate_len = (size_t)sqlite3_column_bytes(st, 17);
 }
 
 /* Whether the record matches the checksum stored with it. A record whose id was cut (longer
@@ -453,6 +459,8 @@ static void do_finish(struct journal *j, uint64_t token, const struct journal_re
     sqlite3_bind_int64(u, 9, (sqlite3_int64)r.total_ms);
     sqlite3_bind_int64(u, 10, (sqlite3_int64)r.finished_at_ms);
     sqlite3_bind_blob(u, 11, sum, 32, SQLITE_STATIC);
+    if (r.aggregate_len) sqlite3_bind_blob64(u, 12, r.aggregate, r.aggregate_len, SQLITE_STATIC);
+    else sqlite3_bind_null(u, 12);
     run_stmt(j->st_sync_normal);
     rc = sqlite3_step(u);
     sqlite3_reset(u);
@@ -510,7 +518,7 @@ void journal_finish(struct journal *j, uint64_t token, const struct journal_reco
         return;
     }
     size_t el = r->error ? strlen(r->error) + 1 : 1;
-    struct pending_finish *p = malloc(sizeof *p + el + r->proof_len);
+    struct pending_finish *p = malloc(sizeof *p + el + r->proof_len + r->aggregate_len);
     if (!p) {
         cuzk_log(CLOG_WARN, "journal %s: out of memory queueing the result of job %s; after a "
                  "restart it is proved again", j->path, r->id);
@@ -524,6 +532,8 @@ void journal_finish(struct journal *j, uint64_t token, const struct journal_reco
     p->r.error = e;
     if (r->proof_len) memcpy(e + el, r->proof, r->proof_len);
     p->r.proof = r->proof_len ? (const uint8_t *)(e + el) : NULL;
+    if (r->aggregate_len) memcpy(e + el + r->proof_len, r->aggregate, r->aggregate_len);
+    p->r.aggregate = r->aggregate_len ? (const uint8_t *)(e + el + r->proof_len) : NULL;
     p->r.request = NULL;
     p->r.request_len = 0;
     pthread_mutex_lock(&j->qmu);
@@ -741,12 +751,14 @@ static void salvage(struct journal *j, const char *aside, struct journal_report 
     sqlite3 *old = NULL;
     int rc = sqlite3_open_v2(aside, &old, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK) rc = exec1(old, "PRAGMA locking_mode=EXCLUSIVE");
+    /* a version-1 file has no aggregate column yet (fails harmlessly when it has) */
+    if (rc == SQLITE_OK) exec1(old, "ALTER TABLE jobs ADD COLUMN aggregate BLOB");
     sqlite3_stmt *st = NULL, *ins = NULL;
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(old, "SELECT " COLS " FROM jobs ORDER BY seq", -1, &st, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(j->db, "INSERT OR IGNORE INTO jobs(" COLS ") VALUES (?1, ?2, ?3, "
-                                "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
                                 -1, &ins, NULL);
     if (rc != SQLITE_OK) {
         rep->salvage_incomplete = true;
@@ -773,7 +785,7 @@ static void salvage(struct journal *j, const char *aside, struct journal_report 
                      "does not match its checksum; dropped", j->path, r.seq, r.id);
             continue;
         }
-        for (int c = 0; c < 17; c++) sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c));
+        for (int c = 0; c < 18; c++) sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c));
         if (sqlite3_step(ins) == SQLITE_DONE) {
             rep->salvaged++;
             last = r.seq;

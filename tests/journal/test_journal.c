@@ -24,6 +24,8 @@ TEST(journal_needs_sqlite) { test_skip("built without the daemon's libraries (SQ
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "cuzk/journal.h"
 
 static void tmpdir(char *out, size_t cap)
@@ -693,6 +695,88 @@ TEST_T(disk_full_refuses_and_keeps_what_was_accepted, 60)
     got_free(&g);
     journal_close(j);
     umount(mnt);
+    rmrf(dir);
+}
+
+/* NI-PoRep's aggregate (schema version 2): kept with the result and replayed byte for byte;
+ * a version-1 file (no aggregate column) is upgraded on open and its records stay valid. */
+struct agg_got { size_t n; uint8_t agg[2][600]; size_t agg_len[2], proof_len[2]; };
+static int agg_collect(void *ctx, const struct journal_record *r)
+{
+    struct agg_got *g = ctx;
+    ASSERT(g->n < 2 && r->aggregate_len <= sizeof g->agg[0]);
+    if (r->aggregate_len) memcpy(g->agg[g->n], r->aggregate, r->aggregate_len);
+    g->agg_len[g->n] = r->aggregate_len;
+    g->proof_len[g->n++] = r->proof_len;
+    return 0;
+}
+
+TEST_T(aggregate_kept_and_version1_upgraded, 60)
+{
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    char dir[256], path[400];
+    tmpdir(dir, sizeof dir);
+    struct want a, b;
+    want_make(&a, "ni-plain", 101, 2, 100);
+    want_make(&b, "ni-agg", 101, 2, 100);
+    struct journal *j = jopen(dir, NULL);
+    stage(j, &a);
+    finish(j, &a, 1, "", 384);
+    journal_close(j);
+    /* make it a version-1 file: no aggregate column */
+    snprintf(path, sizeof path, "%s/journal.db", dir);
+    sqlite3 *db = NULL;
+    ASSERT(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_MSG(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN aggregate; PRAGMA user_version=1",
+                            NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+
+    struct journal_report rep;
+    j = jopen(dir, &rep);
+    ASSERT(!rep.moved_aside);
+    ASSERT_EQ_U64(rep.finished, 1);
+    stage(j, &b);
+    uint8_t agg[500];
+    cuzk_rng_bytes(test_rng(), agg, sizeof agg);
+    struct journal_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.id, sizeof r.id, "%s", b.id);
+    r.status = 1;
+    r.error = "";
+    r.proof = b.proof;
+    r.proof_len = 192;
+    r.aggregate = agg;
+    r.aggregate_len = sizeof agg;
+    r.finished_at_ms = (uint64_t)time(NULL) * 1000;   /* else retention drops it at once */
+    journal_finish(j, b.token, &r);
+    journal_close(j);
+
+    j = jopen(dir, &rep);
+    ASSERT(!rep.moved_aside);
+    ASSERT_EQ_U64(rep.finished, 2);
+    struct agg_got g;
+    memset(&g, 0, sizeof g);
+    ASSERT_OK(journal_replay(j, agg_collect, &g, err), err);
+    ASSERT_EQ_U64(g.n, 2);
+    ASSERT_EQ_U64(g.proof_len[0], 384);
+    ASSERT_EQ_U64(g.agg_len[0], 0);
+    ASSERT_EQ_U64(g.proof_len[1], 192);
+    ASSERT_EQ_U64(g.agg_len[1], sizeof agg);
+    ASSERT_MEM_EQ(g.agg[1], agg, sizeof agg);
+    journal_close(j);
+
+    /* the aggregate is under the record's checksum: a changed byte drops the record */
+    ASSERT(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT(sqlite3_exec(db, "UPDATE jobs SET aggregate = zeroblob(500) WHERE id = 'ni-agg'", NULL,
+                        NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    j = jopen(dir, &rep);
+    memset(&g, 0, sizeof g);
+    ASSERT_OK(journal_replay(j, agg_collect, &g, err), err);
+    ASSERT_EQ_U64(g.n, 1);
+    journal_close(j);
+    free(a.req);
+    free(b.req);
     rmrf(dir);
 }
 #endif
