@@ -143,12 +143,6 @@ int agg_proof_from_bytes(struct agg_proof *p, const uint8_t *in, size_t len,
 void agg_seal_transcript_include(uint8_t out[32], const uint8_t (*comm_rs)[32],
                                  const uint8_t (*seeds)[32], size_t n);
 
-/* SHA-256 (FIPS 180-4), incremental; the state can be copied (the transcript forks it). */
-struct agg_sha256 { uint32_t h[8]; uint64_t len; uint8_t buf[64]; };
-void agg_sha256_init(struct agg_sha256 *s);
-void agg_sha256_update(struct agg_sha256 *s, const void *data, size_t n);
-void agg_sha256_final(const struct agg_sha256 *s, uint8_t out[32]);
-
 /* Gt helpers, exposed for tests: the torus compression bellperson writes (b = (c0 + 1) / c1,
  * 6 Fp little-endian: b.c0.c0, b.c0.c1, b.c1.c0, ...; false if c1 = 0) and its inverse with
  * the subgroup check (f^r == 1). */

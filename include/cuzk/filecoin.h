@@ -16,23 +16,12 @@
 #include "cuzk/ff.h"
 #include "cuzk/porep.h"
 #include "cuzk/post.h"
+#include "cuzk/sha256.h"
 
 /* ----------------------------------------------------------------- hashes -- */
 
-/* Plain C hashes used by the Filecoin derivations (no OpenSSL dependency). */
-struct fil_sha256 {
-    uint32_t h[8];
-    uint64_t len;           /* bytes absorbed */
-    uint8_t buf[64];
-    unsigned n;             /* bytes in buf */
-};
-void fil_sha256_init(struct fil_sha256 *s);
-void fil_sha256_update(struct fil_sha256 *s, const void *data, size_t n);
-void fil_sha256_final(struct fil_sha256 *s, uint8_t out[32]);
-void fil_sha256(uint8_t out[32], const void *data, size_t n);
-/* One compression of a 64-byte block into h (exposed for the label hot path). */
-void fil_sha256_compress(uint32_t h[8], const uint8_t block[64]);
-
+/* Plain C hashes used by the Filecoin derivations (no OpenSSL dependency); SHA-256 is
+ * the core's (cuzk/sha256.h). */
 /* BLAKE2b with out_len 1..64 and an optional key (key_len 0..64). */
 void fil_blake2b(uint8_t *out, size_t out_len, const void *key, size_t key_len,
                  const void *data, size_t n);

@@ -167,9 +167,6 @@ gu32 gu32_addmany(struct gcs *cs, struct gmultieq *m, const gu32 *ops, size_t n)
 
 /* ---------------------------------------------------------------- SHA-256 -- */
 
-/* SHA-256 round constants and initial hash value (FIPS 180-4), shared with native code. */
-extern const uint32_t G_SHA256_K[64];
-extern const uint32_t G_SHA256_IV[8];
 /* sha256_compression_function: in = 512 bits (message order), cur = 8 words. */
 void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const gu32 cur[8]);
 /* sha256_block_no_padding: one block from the constant IV; out = 256 bits (big-endian). */

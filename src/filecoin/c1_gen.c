@@ -250,7 +250,7 @@ static int dense_trees(struct gen *G, struct fil_stree *tr, struct fil_stree *tc
         uint8_t hdr[64] = {0};
         memcpy(hdr, G->replica_id, 32);
         for (int i = 0; i < 4; i++) hdr[32 + i] = (uint8_t)(l >> (24 - 8 * i));
-        fil_sha256(cur[0], hdr, 64);
+        cuzk_sha256(cur[0], hdr, 64);
         cur[0][31] &= 0x3f;
         for (uint64_t n = 1; n < N; n++) {
             uint32_t drg[FIL_DRG_PARENTS];
@@ -299,7 +299,7 @@ int fil_c1_generate(struct fil_c1 *out, const struct fil_seal_proof *p, uint64_t
     fil_graph_init(&G.g, p);
     uint8_t sb[8];
     for (int i = 0; i < 8; i++) sb[i] = (uint8_t)(seed >> (8 * i));
-    fil_sha256(G.key, sb, 8);
+    cuzk_sha256(G.key, sb, 8);
 
     out->proof = p;
     out->sector_num = sector_num;

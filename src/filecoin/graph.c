@@ -7,11 +7,11 @@
 
 static void domain_seed(uint8_t out[32], const char *dst, const uint8_t porep_id[32])
 {
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, dst, strlen(dst));
-    fil_sha256_update(&s, porep_id, 32);
-    fil_sha256_final(&s, out);
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, dst, strlen(dst));
+    cuzk_sha256_update(&s, porep_id, 32);
+    cuzk_sha256_final(&s, out);
 }
 
 void fil_graph_init(struct fil_graph *g, const struct fil_seal_proof *p)

@@ -1,87 +1,9 @@
-/* hash.c: SHA-256 (FIPS 180-4), BLAKE2b (RFC 7693) and the ChaCha block function (djb and
+/* hash.c: BLAKE2b (RFC 7693) and the ChaCha block function (djb and
  * RFC 8439 layouts) used by the Filecoin derivations: challenges, graph seeds, Feistel and
- * DRG randomness, labels and tree-D nodes. Plain C; tests compare with OpenSSL. */
+ * DRG randomness. Plain C; tests compare with OpenSSL. SHA-256 is the core's (sha256.h). */
 #include <string.h>
 
 #include "cuzk/filecoin.h"
-#include "cuzk/gadgets.h"
-
-/* ---------------------------------------------------------------- SHA-256 -- */
-
-
-static inline uint32_t ror32(uint32_t x, unsigned r) { return (x >> r) | (x << (32 - r)); }
-
-void fil_sha256_compress(uint32_t h[8], const uint8_t block[64])
-{
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
-               (uint32_t)block[4 * i + 2] << 8 | block[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + ((e & f) ^ (~e & g)) +
-                      G_SHA256_K[i] + w[i];
-        uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        hh = g; g = f; f = e; e = d + t1;
-        d = c; c = b; b = a; a = t1 + t2;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-    h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
-}
-
-void fil_sha256_init(struct fil_sha256 *s)
-{
-    memcpy(s->h, G_SHA256_IV, sizeof s->h);
-    s->len = 0;
-    s->n = 0;
-}
-
-void fil_sha256_update(struct fil_sha256 *s, const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    s->len += n;
-    if (s->n) {
-        size_t k = 64 - s->n < n ? 64 - s->n : n;
-        memcpy(s->buf + s->n, p, k);
-        s->n += (unsigned)k;
-        p += k;
-        n -= k;
-        if (s->n < 64) return;
-        fil_sha256_compress(s->h, s->buf);
-        s->n = 0;
-    }
-    for (; n >= 64; p += 64, n -= 64) fil_sha256_compress(s->h, p);
-    memcpy(s->buf, p, n);
-    s->n = (unsigned)n;
-}
-
-void fil_sha256_final(struct fil_sha256 *s, uint8_t out[32])
-{
-    uint64_t bits = s->len * 8;
-    uint8_t pad[72] = {0x80};
-    size_t padn = (s->n < 56 ? 56 : 120) - s->n;
-    for (int i = 0; i < 8; i++) pad[padn + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
-    fil_sha256_update(s, pad, padn + 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(s->h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)s->h[i];
-    }
-}
-
-void fil_sha256(uint8_t out[32], const void *data, size_t n)
-{
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, data, n);
-    fil_sha256_final(&s, out);
-}
 
 /* ---------------------------------------------------------------- BLAKE2b -- */
 

@@ -15,11 +15,11 @@ void fil_sdr_label(uint8_t out[32], const uint8_t replica_id[32], uint32_t layer
     memcpy(hdr, replica_id, 32);
     for (int i = 0; i < 4; i++) hdr[32 + i] = (uint8_t)(layer >> (24 - 8 * i));
     for (int i = 0; i < 8; i++) hdr[36 + i] = (uint8_t)(node >> (56 - 8 * i));
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, hdr, 64);
-    fil_sha256_update(&s, parents, 37 * 32);
-    fil_sha256_final(&s, out);
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, hdr, 64);
+    cuzk_sha256_update(&s, parents, 37 * 32);
+    cuzk_sha256_final(&s, out);
     out[31] &= 0x3f;
 }
 

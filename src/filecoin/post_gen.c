@@ -164,11 +164,11 @@ static int gen_sector(struct gen_ctx *x, size_t i, struct fil_merkle_proof *m, s
         b[k] = (uint8_t)(x->seed >> (8 * k));
         b[8 + k] = (uint8_t)(sid >> (8 * k));
     }
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, "cuzk post gen v1", 16);
-    fil_sha256_update(&s, b, 16);
-    fil_sha256_final(&s, key);
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, "cuzk post gen v1", 16);
+    cuzk_sha256_update(&s, b, 16);
+    cuzk_sha256_final(&s, key);
 
     uint64_t leaf[128];
     if (C > 128) return cuzk_fail(err, CUZK_E_INTERNAL, "post gen: %u challenges", C);

@@ -159,11 +159,11 @@ uint64_t fil_post_leaf_challenge(uint64_t sector_size, const uint8_t randomness[
     uint8_t b[16], h[32];
     le64(b, sector_id);
     le64(b + 8, challenge_index);
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, randomness, 32);
-    fil_sha256_update(&s, b, 16);
-    fil_sha256_final(&s, h);
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, randomness, 32);
+    cuzk_sha256_update(&s, b, 16);
+    cuzk_sha256_final(&s, h);
     return rd_le64(h) % (sector_size / 32);
 }
 
@@ -199,12 +199,12 @@ int fil_winning_post_sector_challenge(uint64_t *out, const struct fil_post_proof
     for (unsigned n = 0; n < p->sector_count; n++) {
         uint8_t nb[8], h[32];
         le64(nb, n);
-        struct fil_sha256 s;
-        fil_sha256_init(&s);
-        fil_sha256_update(&s, prover_id, 32);
-        fil_sha256_update(&s, randomness, 32);
-        fil_sha256_update(&s, nb, 8);
-        fil_sha256_final(&s, h);
+        struct cuzk_sha256 s;
+        cuzk_sha256_init(&s);
+        cuzk_sha256_update(&s, prover_id, 32);
+        cuzk_sha256_update(&s, randomness, 32);
+        cuzk_sha256_update(&s, nb, 8);
+        cuzk_sha256_final(&s, h);
         out[n] = rd_le64(h) % sector_set_len;
     }
     return CUZK_OK;

@@ -117,14 +117,14 @@ void fil_replica_id(uint8_t out[32], const uint8_t prover_id[32], uint64_t secto
 {
     uint8_t sid[8];
     for (int i = 0; i < 8; i++) sid[i] = (uint8_t)(sector_id >> (56 - 8 * i));
-    struct fil_sha256 s;
-    fil_sha256_init(&s);
-    fil_sha256_update(&s, prover_id, 32);
-    fil_sha256_update(&s, sid, 8);
-    fil_sha256_update(&s, ticket, 32);
-    fil_sha256_update(&s, comm_d, 32);
-    fil_sha256_update(&s, porep_id, 32);
-    fil_sha256_final(&s, out);
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, prover_id, 32);
+    cuzk_sha256_update(&s, sid, 8);
+    cuzk_sha256_update(&s, ticket, 32);
+    cuzk_sha256_update(&s, comm_d, 32);
+    cuzk_sha256_update(&s, porep_id, 32);
+    cuzk_sha256_final(&s, out);
     out[31] &= 0x3f;    /* bytes_into_fr_repr_safe */
 }
 
@@ -239,18 +239,18 @@ int fil_porep_challenges(uint64_t *out, const struct fil_seal_proof *p,
     for (unsigned i = 0; i < n; i++) {
         uint8_t jb[4], h[32];
         u32le(jb, (uint32_t)(n * k + i));
-        struct fil_sha256 s;
-        fil_sha256_init(&s);
+        struct cuzk_sha256 s;
+        cuzk_sha256_init(&s);
         if (p->kind == FIL_POREP_NI) {
-            fil_sha256_update(&s, NI_TAG, sizeof NI_TAG - 1);
-            fil_sha256_update(&s, replica_id, 32);
-            fil_sha256_update(&s, comm_r, 32);
+            cuzk_sha256_update(&s, NI_TAG, sizeof NI_TAG - 1);
+            cuzk_sha256_update(&s, replica_id, 32);
+            cuzk_sha256_update(&s, comm_r, 32);
         } else {
-            fil_sha256_update(&s, replica_id, 32);
-            fil_sha256_update(&s, seed, 32);
+            cuzk_sha256_update(&s, replica_id, 32);
+            cuzk_sha256_update(&s, seed, 32);
         }
-        fil_sha256_update(&s, jb, 4);
-        fil_sha256_final(&s, h);
+        cuzk_sha256_update(&s, jb, 4);
+        cuzk_sha256_final(&s, h);
         out[i] = to_challenge(h, nodes);
     }
     return CUZK_OK;

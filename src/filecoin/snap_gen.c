@@ -48,7 +48,7 @@ static void sha_node(fr_t *out, const fr_t *a, const fr_t *b)
     uint8_t in[64], h[32];
     fr_to_bytes_le(in, a);
     fr_to_bytes_le(in + 32, b);
-    fil_sha256(h, in, sizeof in);
+    cuzk_sha256(h, in, sizeof in);
     h[31] &= 0x3f;                          /* Sha256Domain: trimmed to a canonical Fr */
     (void)fr_from_bytes_le(out, h);
 }
@@ -211,11 +211,11 @@ int fil_snap_generate(struct fil_snap_gen *out, uint64_t sector_size, uint64_t s
     uint8_t key[32], sb[8];
     for (int i = 0; i < 8; i++) sb[i] = (uint8_t)(seed >> (8 * i));
     {
-        struct fil_sha256 s;
-        fil_sha256_init(&s);
-        fil_sha256_update(&s, "cuzk snap gen v1", 16);
-        fil_sha256_update(&s, sb, 8);
-        fil_sha256_final(&s, key);
+        struct cuzk_sha256 s;
+        cuzk_sha256_init(&s);
+        cuzk_sha256_update(&s, "cuzk snap gen v1", 16);
+        cuzk_sha256_update(&s, sb, 8);
+        cuzk_sha256_final(&s, key);
     }
     fr_t *old = cuzk_malloc(3 * nb * sizeof(fr_t));
     if (!old) return cuzk_fail(err, CUZK_E_NOMEM, "snap gen: %zu buckets", nb);

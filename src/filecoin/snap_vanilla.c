@@ -185,7 +185,7 @@ static void d_node(fr_t *out, const fr_t *a, const fr_t *b)
     uint8_t in[64], h[32];
     fr_to_bytes_le(in, a);
     fr_to_bytes_le(in + 32, b);
-    fil_sha256(h, in, sizeof in);
+    cuzk_sha256(h, in, sizeof in);
     h[31] &= 0x3f;
     (void)fr_from_bytes_le(out, h);
 }

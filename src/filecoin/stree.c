@@ -15,7 +15,7 @@ void fil_prf(uint8_t out[32], const uint8_t key[32], uint32_t tag, uint64_t a, u
         in[36 + i] = (uint8_t)(a >> (8 * i));
         in[44 + i] = (uint8_t)(b >> (8 * i));
     }
-    fil_sha256(out, in, sizeof in);
+    cuzk_sha256(out, in, sizeof in);
     out[31] &= 0x3f;
 }
 
@@ -52,7 +52,7 @@ void fil_stree_init_sha_zeros(struct fil_stree *t, unsigned levels)
         uint8_t two[64];
         memcpy(two, t->zero[l], 32);
         memcpy(two + 32, t->zero[l], 32);
-        fil_sha256(t->zero[l + 1], two, 64);
+        cuzk_sha256(t->zero[l + 1], two, 64);
         t->zero[l + 1][31] &= 0x3f;
     }
 }
@@ -96,7 +96,7 @@ static void level_range(void *ctx, size_t b, size_t e, unsigned w)
         uint8_t *out = c->up[k].v;
         for (unsigned j = 0; j < a; j++) fil_stree_get(c->t, ch[j], c->l, c->up[k].idx * a + j);
         if (!c->pc) {
-            fil_sha256(out, ch, 64);
+            cuzk_sha256(out, ch, 64);
             out[31] &= 0x3f;
             continue;
         }

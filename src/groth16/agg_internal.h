@@ -4,11 +4,12 @@
 #define CUZK_AGG_INTERNAL_H
 
 #include "cuzk/aggregate.h"
+#include "cuzk/sha256.h"
 #include "cuzk/pairing.h"
 #include "cuzk/util.h"
 
 /* bellperson's Transcript: SHA-256 over "snarkpack-v1" || tag || bincode(values)... */
-struct agg_tr { struct agg_sha256 h; };
+struct agg_tr { struct cuzk_sha256 h; };
 void agg_tr_new(struct agg_tr *t, const char *tag);
 void agg_tr_fr(struct agg_tr *t, const fr_t *x);          /* 32 bytes, canonical little-endian */
 void agg_tr_gt(struct agg_tr *t, const fp12_t *f);        /* 12 x 48 bytes, canonical LE */

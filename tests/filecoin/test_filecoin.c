@@ -19,19 +19,19 @@ TEST(sha256_matches_openssl)
     uint8_t buf[700], a[32], b[32];
     cuzk_rng_bytes(test_rng(), buf, sizeof buf);
     for (size_t n = 0; n <= sizeof buf; n += (n < 140 ? 1 : 37)) {
-        fil_sha256(a, buf, n);
+        cuzk_sha256(a, buf, n);
         SHA256(buf, n, b);
         ASSERT_MEM_EQ(a, b, 32);
         /* incremental in odd pieces */
-        struct fil_sha256 s;
-        fil_sha256_init(&s);
+        struct cuzk_sha256 s;
+        cuzk_sha256_init(&s);
         for (size_t o = 0; o < n;) {
             size_t k = 1 + cuzk_rng_u64(test_rng()) % 70;
             if (k > n - o) k = n - o;
-            fil_sha256_update(&s, buf + o, k);
+            cuzk_sha256_update(&s, buf + o, k);
             o += k;
         }
-        fil_sha256_final(&s, a);
+        cuzk_sha256_final(&s, a);
         ASSERT_MEM_EQ(a, b, 32);
     }
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cuzk/aggregate.h"
+#include "cuzk/sha256.h"
 #include "cuzk/circuits.h"
 #include "cuzk/groth16.h"
 #include "cuzk/pairing.h"
@@ -86,18 +87,18 @@ TEST(sha256_matches_openssl)
     for (size_t i = 0; i < sizeof msg; i++) msg[i] = (uint8_t)(i * 7 + 3);
     size_t lens[] = {0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 300};
     for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
-        struct agg_sha256 s;
-        agg_sha256_init(&s);
+        struct cuzk_sha256 s;
+        cuzk_sha256_init(&s);
         /* split updates at an awkward point to exercise buffering */
         size_t cut = lens[k] / 3;
-        agg_sha256_update(&s, msg, cut);
-        agg_sha256_update(&s, msg + cut, lens[k] - cut);
-        agg_sha256_final(&s, a);
+        cuzk_sha256_update(&s, msg, cut);
+        cuzk_sha256_update(&s, msg + cut, lens[k] - cut);
+        cuzk_sha256_final(&s, a);
         SHA256(msg, lens[k], b);
         ASSERT_MEM_EQ(a, b, 32);
         /* final does not consume the state: more data continues the same message */
-        agg_sha256_update(&s, msg, 10);
-        agg_sha256_final(&s, a);
+        cuzk_sha256_update(&s, msg, 10);
+        cuzk_sha256_final(&s, a);
         uint8_t two[310];
         memcpy(two, msg, lens[k]);
         memcpy(two + lens[k], msg, 10);

@@ -1,26 +1,11 @@
 /* sha256.c: bellperson's SHA-256 gadget: message schedule and rounds over UInt32 with the
  * additions deferred into multi-operand addmany calls sharing one MultiEq per block, and
- * constant padding / IV (bellperson src/gadgets/sha256.rs). */
+ * constant padding / IV (bellperson src/gadgets/sha256.rs); the constants are sha256.h's. */
 #include <string.h>
 
 #include "cuzk/gadgets.h"
+#include "cuzk/sha256.h"
 #include "cuzk/util.h"
-
-/* FIPS 180-4 round constants and IV; filecoin/hash.c's native SHA-256 uses the same tables. */
-const uint32_t G_SHA256_K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-const uint32_t G_SHA256_IV[8] = {
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-};
 
 /* A working variable that is either a concrete word or a deferred sum of up to 8 words
  * (upstream's Maybe): a and e stay deferred so their additions fuse into one addmany. */
@@ -75,8 +60,8 @@ void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const g
         gu32 s0 = sigma(cs, &new_a, 2, 13, 22, false);
         gu32 maj = gu32_sha256_maj(cs, &new_a, &b, &c);
 
-        /* temp1 = h + S1 + ch + G_SHA256_K[i] + w[i]; e = temp1 + d; a = temp1 + S0 + maj */
-        gu32 temp1[5] = {h, s1, ch, gu32_const(G_SHA256_K[i]), w[i]};
+        /* temp1 = h + S1 + ch + CUZK_SHA256_K[i] + w[i]; e = temp1 + d; a = temp1 + S0 + maj */
+        gu32 temp1[5] = {h, s1, ch, gu32_const(CUZK_SHA256_K[i]), w[i]};
         h = g;
         g = f;
         f = new_e;
@@ -106,7 +91,7 @@ void g_sha256_compress(struct gcs *cs, gu32 out[8], const gbool in[512], const g
 
 static void iv_words(gu32 iv[8])
 {
-    for (int i = 0; i < 8; i++) iv[i] = gu32_const(G_SHA256_IV[i]);
+    for (int i = 0; i < 8; i++) iv[i] = gu32_const(CUZK_SHA256_IV[i]);
 }
 
 void g_sha256_block_no_padding(struct gcs *cs, gbool out[256], const gbool in[512])

@@ -1,0 +1,92 @@
+/* sha256.c: SHA-256 (sha256.h). */
+#include "cuzk/sha256.h"
+
+#include <string.h>
+
+const uint32_t CUZK_SHA256_K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+const uint32_t CUZK_SHA256_IV[8] = {
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+static inline uint32_t ror32(uint32_t x, unsigned r) { return (x >> r) | (x << (32 - r)); }
+
+void cuzk_sha256_compress(uint32_t h[8], const uint8_t block[64])
+{
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
+               (uint32_t)block[4 * i + 2] << 8 | block[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + ((e & f) ^ (~e & g)) +
+                      CUZK_SHA256_K[i] + w[i];
+        uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g; g = f; f = e; e = d + t1;
+        d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+    h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+void cuzk_sha256_init(struct cuzk_sha256 *s)
+{
+    memcpy(s->h, CUZK_SHA256_IV, sizeof s->h);
+    s->len = 0;
+}
+
+void cuzk_sha256_update(struct cuzk_sha256 *s, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    size_t have = (size_t)(s->len % 64);
+    s->len += n;
+    if (have) {
+        size_t k = 64 - have < n ? 64 - have : n;
+        memcpy(s->buf + have, p, k);
+        p += k;
+        n -= k;
+        if (have + k < 64) return;
+        cuzk_sha256_compress(s->h, s->buf);
+    }
+    for (; n >= 64; p += 64, n -= 64) cuzk_sha256_compress(s->h, p);
+    memcpy(s->buf, p, n);
+}
+
+void cuzk_sha256_final(const struct cuzk_sha256 *s0, uint8_t out[32])
+{
+    struct cuzk_sha256 s = *s0;
+    uint64_t bits = s.len * 8;
+    size_t have = (size_t)(s.len % 64);
+    uint8_t pad[72] = {0x80};
+    size_t padn = (have < 56 ? 56 : 120) - have;
+    for (int i = 0; i < 8; i++) pad[padn + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
+    cuzk_sha256_update(&s, pad, padn + 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s.h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(s.h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s.h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)s.h[i];
+    }
+}
+
+void cuzk_sha256(uint8_t out[32], const void *data, size_t n)
+{
+    struct cuzk_sha256 s;
+    cuzk_sha256_init(&s);
+    cuzk_sha256_update(&s, data, n);
+    cuzk_sha256_final(&s, out);
+}
