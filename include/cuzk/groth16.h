@@ -135,6 +135,10 @@ void g16_pk_free(struct g16_pk *pk);
 #define G16_PK_VECTORS 5
 uint64_t g16_pk_vectors(const struct g16_pk *pk, void *v[G16_PK_VECTORS], size_t bytes[G16_PK_VECTORS]);
 
+/* A uniformly random nonzero Fr from rng (a cuzk_rng*) or, with NULL, the OS CSPRNG: toxic
+ * waste of a setup, a verifier's batching coefficients. */
+int g16_random_nonzero(fr_t *out, void *rng, struct cuzk_error *err);
+
 /* Local trusted setup for tests, benchmarks and demos. NOT FOR PRODUCTION: the toxic waste
  * is known to this process. rng NULL = OS randomness. */
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng /* cuzk_rng* or NULL */,

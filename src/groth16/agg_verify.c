@@ -42,21 +42,6 @@ static bool chk_alone(const struct chk *c)
     return c->t ? fp12_eq(&g, c->t) : fp12_is_one(&g);
 }
 
-static int rand_coeff(fr_t *out, cuzk_rng *rng, struct cuzk_error *err)
-{
-    uint8_t b[64];
-    do {
-        if (rng) {
-            cuzk_rng_bytes(rng, b, sizeof b);
-        } else {
-            int rc = cuzk_os_random(b, sizeof b, err);
-            if (rc) return rc;
-        }
-        fr_from_wide_le(out, b);
-    } while (fr_is_zero(out));
-    return CUZK_OK;
-}
-
 /* FE(prod over checks of ML(rho_k p, q)) == prod t_k^rho_k (rho = 1 for the non-random). */
 static int batch_holds(bool *ok, const struct chk *cs, size_t n, uint64_t seed,
                        struct cuzk_error *err)
@@ -70,7 +55,7 @@ static int batch_holds(bool *ok, const struct chk *cs, size_t n, uint64_t seed,
     for (size_t k = 0; k < n; k++) {
         fr_t rho = FR_ONE;
         if (cs[k].random) {
-            int rc = rand_coeff(&rho, seed ? &rng : NULL, err);
+            int rc = g16_random_nonzero(&rho, seed ? &rng : NULL, err);
             if (rc) return rc;
         }
         for (size_t i = 0; i < cs[k].np; i++) {

@@ -189,7 +189,7 @@ static void qap_eval(void *ctx, size_t begin, size_t end, unsigned worker)
     }
 }
 
-static int random_nonzero(fr_t *out, cuzk_rng *rng, struct cuzk_error *err)
+int g16_random_nonzero(fr_t *out, void *rng, struct cuzk_error *err)
 {
     do {
         uint8_t b[64];
@@ -276,7 +276,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     fr_t alpha, beta, gamma, delta, tau;
     fr_t *waste[5] = {&alpha, &beta, &gamma, &delta, &tau};
     for (int i = 0; i < 5; i++) {
-        int rc = random_nonzero(waste[i], rng, err);
+        int rc = g16_random_nonzero(waste[i], rng, err);
         if (rc) return rc;
     }
     fr_t gamma_inv, delta_inv;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon_harness.h"
+#include "../test.h"
 
 static double now(void)
 {
@@ -217,4 +218,40 @@ void h_cleanup(const struct daemon *d)
     char cmd[PATH_MAX];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", d->dir);
+}
+
+void h_start_or_fail(struct daemon *d, const char *cfg_text, double timeout_s)
+{
+    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
+    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
+    if (!h_start(d, cfg_text, timeout_s)) {
+        char *e = h_slurp(d->err_path);
+        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
+    }
+}
+
+void h_stop_or_fail(struct daemon *d, double timeout_s)
+{
+    int rc = h_stop(d, SIGTERM, timeout_s);
+    if (rc != 0) {
+        char *e = h_slurp(d->err_path);
+        test_fail_at(__FILE__, __LINE__, "daemon exit code %d after SIGTERM; stderr tail:\n%s", rc,
+                     strlen(e) > 3000 ? e + strlen(e) - 3000 : e);
+    }
+}
+
+void h_stop_and_clean(struct daemon *d, double timeout_s)
+{
+    h_stop_or_fail(d, timeout_s);
+    h_cleanup(d);
+}
+
+void h_link_params(const char *dir, const char *stem, const char *params)
+{
+    char path[1200], target[1200];
+    snprintf(path, sizeof path, "%s/%s.params", dir, stem);
+    ASSERT(symlink(params, path) == 0);
+    snprintf(path, sizeof path, "%s/%s.params.validated", dir, stem);
+    snprintf(target, sizeof target, "%s.validated", params);
+    ASSERT(symlink(target, path) == 0);
 }

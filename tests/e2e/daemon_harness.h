@@ -35,6 +35,16 @@ char *h_slurp(const char *path);
 int h_bench(char **out, const char *addr, const char *args);
 /* Remove a test's temp directory (after the daemon stopped). */
 void h_cleanup(const struct daemon *d);
+/* Start the daemon on cfg_text in d->dir (a fresh temp dir when unset), listening on
+ * unix://DIR/cuzk.sock, or fail the test with its stderr. */
+void h_start_or_fail(struct daemon *d, const char *cfg_text, double timeout_s);
+/* SIGTERM; the daemon must exit 0 within timeout_s (else the test fails with the tail of its
+ * stderr); then h_cleanup. */
+void h_stop_or_fail(struct daemon *d, double timeout_s);
+void h_stop_and_clean(struct daemon *d, double timeout_s);
+/* Make a test's fixture key visible in dir as STEM.params, with its digest cache
+ * (STEM.params.validated), by symlinks. */
+void h_link_params(const char *dir, const char *stem, const char *params);
 /* HTTP GET http://addr/path; returns status code, body in *body (malloc'd). */
 int h_http_get(const char *addr, const char *path, char **body);
 

@@ -44,16 +44,6 @@ static const char *base_cfg =
     "[srs]\n"
     "param_cache = \"%DIR%\"\n";
 
-static void start_or_fail(struct daemon *d, const char *cfg)
-{
-    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
-    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
-    if (!h_start(d, cfg, 30)) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
-}
-
 static struct cz_client *connect_to(const char *addr)
 {
     struct cz_client *c = NULL;
@@ -191,22 +181,6 @@ static Cuzk__V1__GetStatusResponse *get_status(struct cz_client *c)
 }
 
 /* SIGTERM must end the daemon with exit 0 (logs are kept in d->dir when it does not). */
-static void stop_ok(struct daemon *d)
-{
-    int rc = h_stop(d, SIGTERM, 30);
-    if (rc != 0) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon exit code %d after SIGTERM; stderr tail:\n%s", rc,
-                     strlen(e) > 3000 ? e + strlen(e) - 3000 : e);
-    }
-}
-
-static void stop_and_clean(struct daemon *d)
-{
-    stop_ok(d);
-    h_cleanup(d);
-}
-
 /* ------------------------------------------------------------------ tests -- */
 
 TEST_T(prove_verifies_over_unix_socket, 120)
@@ -216,7 +190,7 @@ TEST_T(prove_verifies_over_unix_socket, 120)
     h_tmpdir(d.dir, sizeof d.dir);
     struct vkit k;
     vkit_make(&k, d.dir, N_SMALL);
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     struct cz_client *c = connect_to(d.addr);
     uint8_t seed[8];
     seed_bytes(seed, 12345);
@@ -238,7 +212,7 @@ TEST_T(prove_verifies_over_unix_socket, 120)
     ASSERT_STR_CONTAINS(log, "loading SRS from disk");
     free(log);
     cz_close(c);
-    stop_ok(&d);
+    h_stop_or_fail(&d, 30);
     struct stat stt;
     ASSERT_MSG(stat(d.addr + 7, &stt) != 0, "socket file left behind after SIGTERM");
     h_cleanup(&d);
@@ -251,7 +225,7 @@ TEST_T(submit_await_duplicates_timeout_cancel, 180)
     h_tmpdir(d.dir, sizeof d.dir);
     struct vkit k;
     vkit_make(&k, d.dir, N_SMALL);
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     uint8_t seed[8];
@@ -321,7 +295,7 @@ TEST_T(submit_await_duplicates_timeout_cancel, 180)
     protobuf_c_message_free_unpacked(&a5->base, NULL);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(bad_requests_are_rejected_with_reasons, 120)
@@ -332,9 +306,9 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "%s[daemon]\n", base_cfg);
     /* small message limit so that "oversized" is cheap to test */
-    start_or_fail(&d,
+    h_start_or_fail(&d,
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nmax_message_size = \"64KiB\"\n"
-        "[memory]\ntotal_budget = \"1GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+        "[memory]\ntotal_budget = \"1GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     uint8_t *resp = NULL;
@@ -401,7 +375,7 @@ TEST_T(bad_requests_are_rejected_with_reasons, 120)
     ASSERT_EQ_U64(gs->total_proofs_completed, 0);
     protobuf_c_message_free_unpacked(&gs->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* 50 jobs from 8 concurrent clients over loopback TCP; every proof verified here. */
@@ -477,7 +451,7 @@ TEST_T(fifty_jobs_eight_clients_tcp, 240)
     ASSERT_EQ_U64(gs->total_proofs_failed, 0);
     protobuf_c_message_free_unpacked(&gs->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* A client blocked in AwaitProof (a thread: gRPC does not survive fork). */
@@ -514,7 +488,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     memcpy(sa.sun_path, sock, strlen(sock) + 1);
     ASSERT(bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
     close(s);
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     char *err = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(err, "removed stale socket");
     ASSERT_STR_CONTAINS(err, "config_sha256=");
@@ -550,7 +524,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     pthread_create(&wt, NULL, waiter_main, &w);
     usleep(300000);
     cz_close(c);
-    stop_ok(&d);
+    h_stop_or_fail(&d, 30);
     pthread_join(wt, NULL);
     /* answered: COMPLETED, or not finished and kept in the journal for the next start (gRPC
      * UNAVAILABLE; the journal is on by default, beside the socket: tests/e2e/test_durable.c) */
@@ -562,11 +536,11 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     free(err);
 
     /* kill -9, then a restart comes back ready on the same socket */
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     ASSERT_EQ_INT(h_stop(&d, SIGKILL, 10), 128 + SIGKILL);
     struct stat st;
     ASSERT(stat(sock, &st) == 0);   /* the dead daemon left its socket */
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     c = connect_to(d.addr);
     Cuzk__V1__ProveResponse *r = NULL;
     ASSERT_EQ_INT(prove(c, 100, 256, NULL, &r, det), 0);
@@ -596,7 +570,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     free(e3);
     close(ls);
     h_cleanup(&d3);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(config_errors_and_warnings, 60)
@@ -609,11 +583,11 @@ TEST_T(config_errors_and_warnings, 60)
     ASSERT_STR_CONTAINS(e, "cuzk.toml:5: [memory] total_budget = \"64XB\": expected a size like \"64GiB\" or \"auto\"");
     free(e);
     /* unknown keys only warn; the daemon starts */
-    start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nlisen = 1\n[memory]\ntotal_budget = \"1GiB\"\n");
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nlisen = 1\n[memory]\ntotal_budget = \"1GiB\"\n", 30);
     e = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(e, "unknown key 'daemon.lisen'");
     free(e);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(cuzk_bench_client_and_http_status, 180)
@@ -628,7 +602,7 @@ TEST_T(cuzk_bench_client_and_http_status, 180)
     snprintf(cfg, sizeof cfg,
              "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstatus_listen = \"127.0.0.1:%d\"\n"
              "[memory]\ntotal_budget = \"2GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 30);
     char http[64];
     snprintf(http, sizeof http, "127.0.0.1:%d", hp);
     char *out = NULL;
@@ -691,7 +665,7 @@ TEST_T(cuzk_bench_client_and_http_status, 180)
     ASSERT_EQ_INT(h_http_get(http, "/nope", &body), 404);
     free(body);
     /* the daemon gone: the client says so and fails */
-    stop_ok(&d);
+    h_stop_or_fail(&d, 30);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "status"), 1);
     ASSERT_STR_CONTAINS(out, "UNAVAILABLE");
     free(out);
@@ -703,7 +677,7 @@ TEST_T(evict_refuses_while_in_use, 120)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    start_or_fail(&d, base_cfg);
+    h_start_or_fail(&d, base_cfg, 30);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     Cuzk__V1__SubmitProofResponse *sr = NULL;
@@ -744,7 +718,7 @@ TEST_T(evict_refuses_while_in_use, 120)
     ASSERT_EQ_U64(gs->memory_used_bytes, 0);   /* every reservation was given back */
     protobuf_c_message_free_unpacked(&gs->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 #endif
 
@@ -756,8 +730,8 @@ TEST_T(priorities_and_memory_budget, 180)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[memory]\ntotal_budget = \"4MiB\"\n"
-                      "eviction_min_idle = \"0s\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[memory]\ntotal_budget = \"4MiB\"\n"
+                      "eviction_min_idle = \"0s\"\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     /* LOW job with many partitions first, then a CRITICAL one: the critical one overtakes */
@@ -807,7 +781,7 @@ TEST_T(priorities_and_memory_budget, 180)
     ASSERT_STR_CONTAINS(r->result->error_message, "the whole budget is 4.0 MiB");
     protobuf_c_message_free_unpacked(&r->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 /* ---- PoRep C2 through the daemon (2 KiB, parameters from porep_fixture.h) ---- */
 
@@ -852,12 +826,8 @@ TEST_T(porep_through_daemon, 900)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    char path[1200], path2[1200], c1_path[600];
-    snprintf(path, sizeof path, "%s/%s.params", d.dir, fx.stem);
-    ASSERT(symlink(fx.params, path) == 0);
-    snprintf(path, sizeof path, "%s/%s.params.validated", d.dir, fx.stem);
-    snprintf(path2, sizeof path2, "%s.validated", fx.params);
-    ASSERT(symlink(path2, path) == 0);
+    char path[1200], c1_path[600];
+    h_link_params(d.dir, fx.stem, fx.params);
 
     const struct fil_seal_proof *p = fil_seal_proof_by_name("StackedDrg2KiBV1_1");
     struct fil_c1 c;
@@ -880,10 +850,10 @@ TEST_T(porep_through_daemon, 900)
     cuzk_free(b64);
     cuzk_free(inner);
 
-    start_or_fail(&d,
+    h_start_or_fail(&d,
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
         "[memory]\ntotal_budget = \"6GiB\"\n[gpus]\ngpu_workers_per_device = 2\n"
-        "[pipeline]\nmax_parallel_synthesis = 2\n[srs]\nparam_cache = \"%DIR%\"\n");
+        "[pipeline]\nmax_parallel_synthesis = 2\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *cl = connect_to(d.addr);
     char det[512];
     Cuzk__V1__ProveResponse *r = NULL;
@@ -1003,7 +973,7 @@ TEST_T(porep_through_daemon, 900)
     g16_pvk_free(pvk);
     g16_vk_free(&vk);
     fil_c1_free(&c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 #endif
 
@@ -1048,7 +1018,7 @@ TEST_T(no_gpu_cpu_provers_and_host_tier, 60)
              "[memory]\ntotal_budget = \"1GiB\"\n[gpus]\ndevices = []\ngpu_workers_per_device = 3\n"
              "[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
     snprintf(http, sizeof http, "127.0.0.1:%d", hp);
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 30);
     char *log = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log, "proving on the CPU: no GPU found (");
     ASSERT_STR_CONTAINS(log, "3 CPU prover workers");
@@ -1081,7 +1051,7 @@ TEST_T(no_gpu_cpu_provers_and_host_tier, 60)
     ASSERT_STR_CONTAINS(body, "cuzk_srs_resident_bytes{circuit_id=\"synthetic-256\",tier=\"host\"} ");
     ASSERT_STR_CONTAINS(body, "cuzk_gpu_workers 3\n");
     free(body);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 static bool file_there(const char *dir, const char *name)
@@ -1123,7 +1093,7 @@ TEST_T(srs_validation_modes, 120)
     char cfg[512], *out = NULL;
 
     snprintf(cfg, sizeof cfg, cfg_fmt, "none");
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 30);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 0);   /* trusted: loads */
     free(out);
     struct cz_client *c = connect_to(d.addr);
@@ -1143,27 +1113,27 @@ TEST_T(srs_validation_modes, 120)
     char *log = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log, "validation=none checks=none (trusted file)");
     free(log);
-    stop_ok(&d);
+    h_stop_or_fail(&d, 30);
 
     snprintf(cfg, sizeof cfg, cfg_fmt, "curve");
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 30);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-256"), 1);
     ASSERT_STR_CONTAINS(out, "not on the curve");
     free(out);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-512"), 0);
     free(out);
     ASSERT(!file_there(d.dir, "synthetic-512.params.validated"));   /* only "full" vouches */
-    stop_ok(&d);
+    h_stop_or_fail(&d, 30);
 
     snprintf(cfg, sizeof cfg, cfg_fmt, "full");
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 30);
     ASSERT_EQ_INT(h_bench(&out, d.addr, "preload -c synthetic-512"), 0);
     free(out);
     ASSERT(file_there(d.dir, "synthetic-512.params.validated"));
     log = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log, "validation=full checks=curve+subgroup, digest cache written");
     free(log);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* ---- SnapDeals through the daemon (parameters from snap_fixture.h) ---- */
@@ -1233,12 +1203,7 @@ static void snap_daemon_dir(struct daemon *d, const struct snap_fixture *fx)
 {
     memset(d, 0, sizeof *d);
     h_tmpdir(d->dir, sizeof d->dir);
-    char path[1200], path2[1200];
-    snprintf(path, sizeof path, "%s/%s.params", d->dir, fx->stem);
-    ASSERT(symlink(fx->params, path) == 0);
-    snprintf(path, sizeof path, "%s/%s.params.validated", d->dir, fx->stem);
-    snprintf(path2, sizeof path2, "%s.validated", fx->params);
-    ASSERT(symlink(path2, path) == 0);
+    h_link_params(d->dir, fx->stem, fx->params);
 }
 
 /* 2 KiB (1 partition): a generated update proved and verified here; wrong commitments FAIL
@@ -1256,9 +1221,9 @@ TEST_T(snap_through_daemon, 900)
     struct snap_files sf;
     snap_files_make(&sf, d.dir, "snap2k", 2048, test_seed());
     struct fil_snap_gen *g = &sf.g;
-    start_or_fail(&d,
+    h_start_or_fail(&d,
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
-        "[memory]\ntotal_budget = \"6GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+        "[memory]\ntotal_budget = \"6GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *cl = connect_to(d.addr);
     char det[512];
     Cuzk__V1__ProveResponse *r = NULL;
@@ -1310,7 +1275,7 @@ TEST_T(snap_through_daemon, 900)
     ASSERT_STR_CONTAINS(out, "status:    COMPLETED");
     ASSERT_STR_CONTAINS(out, "proof:     192 bytes");
     free(out);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
     char dir[600];
     h_tmpdir(dir, sizeof dir);
     snprintf(args, sizeof args, "gen-vanilla snap --sector-size 2KiB -o %s/v.json --seed 11", dir);
@@ -1339,9 +1304,9 @@ TEST_T(snap_8m_four_partitions_through_daemon, 3600)
     snap_files_make(&sf, d.dir, "snap8m", 8ull << 20, test_seed());
     struct fil_snap_gen *g = &sf.g;
     ASSERT_EQ_U64(g->partitions, 4);
-    start_or_fail(&d,
+    h_start_or_fail(&d,
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
-        "[memory]\ntotal_budget = \"12GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n");
+        "[memory]\ntotal_budget = \"12GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *cl = connect_to(d.addr);
     char det[512];
     Cuzk__V1__ProveResponse *r = NULL;
@@ -1356,7 +1321,7 @@ TEST_T(snap_8m_four_partitions_through_daemon, 3600)
     snap_verify_all(&fx, g, r->result->proof.data, r->result->proof.len);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     cz_close(cl);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
     fil_snap_gen_free(g);
 }
 #endif

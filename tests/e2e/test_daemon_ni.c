@@ -30,27 +30,6 @@ static const char *ni_cfg =
     "[memory]\ntotal_budget = \"6GiB\"\n[gpus]\ngpu_workers_per_device = 2\n"
     "[pipeline]\nmax_parallel_synthesis = 2\n[srs]\nparam_cache = \"%DIR%\"\n";
 
-static void start_or_fail(struct daemon *d, const char *cfg)
-{
-    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
-    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
-    if (!h_start(d, cfg, 30)) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
-}
-
-static void stop_and_clean(struct daemon *d)
-{
-    int rc = h_stop(d, SIGTERM, 60);
-    if (rc != 0) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon exit code %d after SIGTERM; stderr tail:\n%s", rc,
-                     strlen(e) > 3000 ? e + strlen(e) - 3000 : e);
-    }
-    h_cleanup(d);
-}
-
 static void write_bytes(const char *path, const void *b, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -110,7 +89,7 @@ TEST_T(ni_porep_refusals_and_missing_srs, 300)
 {
     struct daemon d;
     memset(&d, 0, sizeof d);
-    start_or_fail(&d, ni_cfg);
+    h_start_or_fail(&d, ni_cfg, 30);
     struct cz_client *cl = connect_to(d.addr);
     char det[512];
     Cuzk__V1__ProveResponse *r = NULL;
@@ -167,7 +146,7 @@ TEST_T(ni_porep_refusals_and_missing_srs, 300)
     cuzk_free(ni);
     fil_c1_free(&ci);
     fil_c1_free(&cn);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 60);
 }
 
 /* The whole path (CUZK_TEST_SLOW=1: 13 2 KiB partitions). */
@@ -183,18 +162,14 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    char path[1200], path2[1200];
-    snprintf(path, sizeof path, "%s/%s.params", d.dir, fx.stem);
-    ASSERT(symlink(fx.params, path) == 0);
-    snprintf(path, sizeof path, "%s/%s.params.validated", d.dir, fx.stem);
-    snprintf(path2, sizeof path2, "%s.validated", fx.params);
-    ASSERT(symlink(path2, path) == 0);
+    char path[1200];
+    h_link_params(d.dir, fx.stem, fx.params);
     /* a local inner-product SRS (16 proofs: 13 padded) under the v28 name */
     struct agg_srs srs;
     ASSERT_OK(agg_srs_generate(&srs, 16, test_seed(), NULL, err), err);
     snprintf(path, sizeof path, "%s/%s", d.dir, AGG_SRS_V28_NAME);
     ASSERT_OK(agg_srs_write(&srs, path, err), err);
-    start_or_fail(&d, ni_cfg);
+    h_start_or_fail(&d, ni_cfg, 30);
     struct cz_client *cl = connect_to(d.addr);
 
     const char *name = "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep";
@@ -295,6 +270,6 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     agg_srs_free(&srs);
     cuzk_free(w);
     fil_c1_free(&c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 60);
 }
 #endif

@@ -49,16 +49,6 @@ static const char *cfg_text =
     "[srs]\n"
     "param_cache = \"%DIR%\"\n";
 
-static void start_or_fail(struct daemon *d, const char *cfg)
-{
-    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
-    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
-    if (!h_start(d, cfg, 60)) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
-}
-
 static struct cz_client *connect_to(const char *addr)
 {
     struct cz_client *c = NULL;
@@ -183,7 +173,7 @@ static void await_all_verified(struct cz_client *c, const struct vkit *k, int n,
 /* Submit the batch, wait until `done` of them completed, kill -9. Returns run 1's log. */
 static char *batch_then_kill(struct daemon *d, int done, uint8_t (*early)[N_PARTS * 192])
 {
-    start_or_fail(d, cfg_text);
+    h_start_or_fail(d, cfg_text, 60);
     struct cz_client *c = connect_to(d->addr);
     char det[512];
     for (int i = 0; i < N_JOBS; i++) {
@@ -261,7 +251,7 @@ TEST_T(kill9_during_batch_every_job_completes_once, 600)
     vkit_make(&k, d.dir, N_CONS);
     static uint8_t early[3][N_PARTS * 192];
     char *log1 = batch_then_kill(&d, 3, early);
-    start_or_fail(&d, cfg_text);   /* same state_dir: beside the same socket */
+    h_start_or_fail(&d, cfg_text, 60);   /* same state_dir: beside the same socket */
     /* a client that does resubmit an unfinished id joins the replayed job */
     struct cz_client *c = connect_to(d.addr);
     char det[512], last[16];
@@ -299,7 +289,7 @@ TEST_T(kill9_then_torn_journal_tail, 600)
     off_t at = st.st_size - 1 - (off_t)(cuzk_rng_u64(test_rng()) % 4120);
     ASSERT(truncate(wal, at) == 0);
     printf("write-ahead log cut at byte %lld of %lld\n", (long long)at, (long long)st.st_size);
-    start_or_fail(&d, cfg_text);
+    h_start_or_fail(&d, cfg_text, 60);
     char *log2 = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log2, "ends in a torn or unfinished transaction");
     free(log2);
@@ -330,7 +320,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     h_tmpdir(d.dir, sizeof d.dir);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
-    start_or_fail(&d, cfg_text);
+    h_start_or_fail(&d, cfg_text, 60);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     for (int i = 0; i < N_JOBS; i++) {
@@ -367,7 +357,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     char p1[400];
     snprintf(p1, sizeof p1, "%s/run1.err", d.dir);
     rename(d.err_path, p1);
-    start_or_fail(&d, cfg_text);
+    h_start_or_fail(&d, cfg_text, 60);
     static uint8_t none[1][N_PARTS * 192];
     check_after_restart(&d, &k, log1, 0, none, 0);
     free(log1);
@@ -376,7 +366,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     char p2[400];
     snprintf(p2, sizeof p2, "%s/run2.err", d.dir);
     rename(d.err_path, p2);
-    start_or_fail(&d, cfg_text);
+    h_start_or_fail(&d, cfg_text, 60);
     char *log3 = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log3, "0 unfinished job(s) re-queued");
     ASSERT(!strstr(log3, "proof completed"));
@@ -397,7 +387,7 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    start_or_fail(&d, cfg_text);
+    h_start_or_fail(&d, cfg_text, 60);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     enum { NJ = 24 };
@@ -445,7 +435,7 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     /* a job once accepted is never refused: not even by an admission bound below their number */
     char cfg2[1024];
     snprintf(cfg2, sizeof cfg2, "[daemon]\nmax_queued_jobs = 3\n%s", cfg_text + 9);
-    start_or_fail(&d, cfg2);
+    h_start_or_fail(&d, cfg2, 60);
     char *log2 = h_slurp(d.err_path), want[120];
     snprintf(want, sizeof want, "%d unfinished job(s) re-queued", NJ - done);
     ASSERT_STR_CONTAINS(log2, want);
@@ -464,7 +454,7 @@ TEST_T(state_dir_shared_refused_and_off, 120)
     h_tmpdir(d.dir, sizeof d.dir);
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "%sstate_dir = \"%%DIR%%/state\"\n", "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n");
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     struct daemon d2;
     memset(&d2, 0, sizeof d2);
     snprintf(d2.dir, sizeof d2.dir, "%s", d.dir);
@@ -483,7 +473,7 @@ TEST_T(state_dir_shared_refused_and_off, 120)
     free(e2);
     ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstate_dir = \"off\"\n");
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     char *e = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(e, "accepted jobs live in memory only");
     free(e);
@@ -525,7 +515,7 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     char cfg[2048];
     /* cfg_text starts with its [daemon] section: the key goes there */
     snprintf(cfg, sizeof cfg, "[daemon]\nstate_dir = \"%%DIR%%/state\"\n%s", cfg_text + 9);
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
     for (int i = 0; i < 3; i++) {
@@ -553,7 +543,7 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     unlink(filler);
     ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
     rename(d.err_path, filler);
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     c = connect_to(d.addr);
     await_all_verified(c, &k, 3, NULL);
     cz_close(c);
@@ -577,12 +567,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     struct daemon d;
     memset(&d, 0, sizeof d);
     h_tmpdir(d.dir, sizeof d.dir);
-    char path[1200], path2[1200];
-    snprintf(path, sizeof path, "%s/%s.params", d.dir, fx.stem);
-    ASSERT(symlink(fx.params, path) == 0);
-    snprintf(path, sizeof path, "%s/%s.params.validated", d.dir, fx.stem);
-    snprintf(path2, sizeof path2, "%s.validated", fx.params);
-    ASSERT(symlink(path2, path) == 0);
+    h_link_params(d.dir, fx.stem, fx.params);
     const struct fil_seal_proof *p = fil_seal_proof_by_name("StackedDrg2KiBV1_1");
     struct fil_c1 c1;
     ASSERT_OK(fil_c1_generate(&c1, p, 1000, 42, test_seed(), err), err);
@@ -592,7 +577,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     const char *cfg =
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[memory]\ntotal_budget = \"6GiB\"\n"
         "[pipeline]\nmax_parallel_synthesis = 2\n[srs]\nparam_cache = \"%DIR%\"\n";
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     struct cz_client *cl = connect_to(d.addr);
     Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
     q.request_id = (char *)"porep-crash";
@@ -614,7 +599,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     char *log1 = h_slurp(d.err_path);
     ASSERT_MSG(!strstr(log1, "proof completed: job=porep-crash"), "finished before the kill");
     free(log1);
-    start_or_fail(&d, cfg);
+    h_start_or_fail(&d, cfg, 60);
     char *log2 = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log2, "journal: job=porep-crash kind=porep-c2 priority=");
     free(log2);

@@ -40,16 +40,6 @@ static void start_or_fail(struct daemon *d, const char *cfg, const char *addr)
     }
 }
 
-static void stop_and_clean(struct daemon *d)
-{
-    int rc = h_stop(d, SIGTERM, 30);
-    if (rc != 0) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon exit code %d after SIGTERM; stderr:\n%s", rc, e);
-    }
-    h_cleanup(d);
-}
-
 /* Write cfg (with %DIR%) to d's config file and run --check-config: its exit code; stderr and
  * stdout together in *out. */
 static int check_config(struct daemon *d, const char *cfg, char **out)
@@ -321,7 +311,7 @@ TEST_T(tls_and_token_refuse_wrong_clients_and_prove_for_the_right_one, 240)
     ASSERT_STR_CONTAINS(log, "(tls=mutual, token=required)");
     ASSERT_STR_CONTAINS(log, "refused a call without a valid token");
     free(log);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(token_on_unix_socket, 60)
@@ -349,7 +339,7 @@ TEST_T(token_on_unix_socket, 60)
     ASSERT_EQ_INT(r->result->status, 1);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(remote_listener_needs_tls_or_token, 60)
@@ -545,7 +535,7 @@ TEST_T(log_forging_ids_with_newlines, 60)
         ASSERT_MSG(st[i] == 3, "call %d: %s (%s)", i, cz_status_name(st[i]), det[i]);
     ASSERT_STR_CONTAINS(det[0], "request_id has a control character");
     ASSERT_STR_CONTAINS(det[1], "circuit_id has a control character");
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(request_id_not_utf8_or_too_long, 60)
@@ -565,7 +555,7 @@ TEST_T(request_id_not_utf8_or_too_long, 60)
     /* printable UTF-8 is fine */
     ASSERT_EQ_INT(submit_synth(c, "job-\xc3\xa9t\xc3\xa9-\xe2\x82\xac", 256, 1, det), 0);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(nul_bytes_in_ids_are_refused, 60)
@@ -613,7 +603,7 @@ TEST_T(nul_bytes_in_ids_are_refused, 60)
     ASSERT_EQ_U64(gs->total_proofs_completed + gs->total_proofs_failed, 0);
     protobuf_c_message_free_unpacked(m, NULL);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* ------------------------------------------------------------ admission -- */
@@ -635,7 +625,7 @@ TEST_T(queue_bound_refuses_with_the_limit_named, 120)
     /* an accepted id is still answered (idempotent resubmit) */
     ASSERT_EQ_INT(submit_synth(c, "long-1", 4096, 64, det), 0);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 struct waiter { const char *addr; int st; };
@@ -684,13 +674,13 @@ TEST_T(waiters_are_capped, 120)
     ASSERT_STR_CONTAINS(det, "[daemon] max_waiters = 2");
     for (int i = 0; i < 2; i++) ASSERT_EQ_INT(w[i].st, 0);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* Concurrent large requests: parsed one at a time (max_large_requests = 1) and the memory
  * given back afterwards. Each request is a PoRep C1 wrapper whose Phase1Out holds ~8 MB of
  * JSON numbers (~200 MB of JSON tree while parsed, then INVALID_ARGUMENT). */
-struct big_ctx { const char *addr; const uint8_t *msg; size_t len; int st; };
+struct big_ctx { const char *addr; const uint8_t *msg; size_t len; int st; const char *method; };
 static void *send_big(void *arg)
 {
     struct big_ctx *b = arg;
@@ -699,7 +689,8 @@ static void *send_big(void *arg)
     char det[512];
     uint8_t *resp = NULL;
     size_t rl = 0;
-    b->st = cz_call_raw(c, CZ_METHOD("SubmitProof"), b->msg, b->len, &resp, &rl, 120000, det, sizeof det);
+    b->st = cz_call_raw(c, b->method ? b->method : CZ_METHOD("SubmitProof"), b->msg, b->len, &resp, &rl,
+                        120000, det, sizeof det);
     free(resp);
     cz_close(c);
     return NULL;
@@ -736,7 +727,7 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     struct big_ctx b[N];
     pthread_t t[N];
     for (int i = 0; i < N; i++) {
-        b[i] = (struct big_ctx){d.addr, msg, ml, -1};
+        b[i] = (struct big_ctx){d.addr, msg, ml, -1, NULL};
         pthread_create(&t[i], NULL, send_big, &b[i]);
     }
     for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
@@ -748,7 +739,7 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     /* one parse is ~200 MB: six at once would be well over 1 GB */
     ASSERT_MSG(peak - base < 600 * 1024, "peak RSS grew by %ld MiB", (peak - base) / 1024);
     ASSERT_MSG(after - base < 120 * 1024, "RSS stayed %ld MiB above the start", (after - base) / 1024);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* A large Prove (over 1 MiB on the wire) holds its large-request slot only while it is decoded
@@ -756,41 +747,36 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
  * in the engine before the first proof is done (one at a time, the GPU idled between 32 GiB
  * PoRep jobs). The requests are SYNTHETIC jobs made large by an unused 2 MiB vanilla_proofs
  * entry. */
-struct big_prove { const char *addr; const char *rid; int st; };
-static void *send_big_prove(void *arg)
-{
-    struct big_prove *b = arg;
-    struct cz_client *c = NULL;
-    if (cz_connect(&c, b->addr, NULL)) return NULL;
-    static uint8_t pad[2u << 20];
-    ProtobufCBinaryData vp = {sizeof pad, pad};
-    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
-    q.request_id = (char *)b->rid;
-    q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
-    q.synthetic_constraints = 1u << 14;
-    q.synthetic_partitions = 6;
-    q.n_vanilla_proofs = 1;
-    q.vanilla_proofs = &vp;
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    char det[512];
-    b->st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, 120000,
-                    det, sizeof det);
-    if (m) protobuf_c_message_free_unpacked(m, NULL);
-    cz_close(c);
-    return NULL;
-}
-
 TEST_T(large_prove_calls_wait_for_their_proofs_concurrently, 240)
 {
     struct daemon d;
     start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
                     "max_large_requests = 1\n[memory]\ntotal_budget = \"2GiB\"\n");
-    struct big_prove b[2] = {{d.addr, "big-prove-0", -1}, {d.addr, "big-prove-1", -1}};
+    static uint8_t pad[2u << 20];
+    ProtobufCBinaryData vp = {sizeof pad, pad};
+    struct big_ctx b[2];
+    uint8_t *msg[2];
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, send_big_prove, &b[i]);
+    for (int i = 0; i < 2; i++) {
+        char rid[32];
+        snprintf(rid, sizeof rid, "big-prove-%d", i);
+        Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+        q.request_id = rid;
+        q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
+        q.synthetic_constraints = 1u << 14;
+        q.synthetic_partitions = 6;
+        q.n_vanilla_proofs = 1;
+        q.vanilla_proofs = &vp;
+        Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+        pr.submit = &q;
+        size_t ml = protobuf_c_message_get_packed_size(&pr.base);
+        msg[i] = malloc(ml);
+        protobuf_c_message_pack(&pr.base, msg[i]);
+        b[i] = (struct big_ctx){d.addr, msg[i], ml, -1, CZ_METHOD("Prove")};
+    }
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, send_big, &b[i]);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) free(msg[i]);
     for (int i = 0; i < 2; i++) ASSERT_MSG(b[i].st == 0, "Prove %d: status %d", i, b[i].st);
     /* both were submitted ("Prove: job=") before the first proof completed */
     char *log = h_slurp(d.err_path);
@@ -802,7 +788,7 @@ TEST_T(large_prove_calls_wait_for_their_proofs_concurrently, 240)
     while ((sub = strstr(sub, "Prove: job=")) && sub < first_done) before++, sub++;
     ASSERT_MSG(before == 2, "%d of 2 Prove calls were in the engine before the first proof completed", before);
     free(log);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* -------------------------------------------------------- HTTP listener -- */
@@ -838,7 +824,7 @@ TEST_T(status_is_paged, 180)
     free(resp);
     ASSERT_EQ_INT(http_raw(http, "/status?jobs=lots", NULL, &resp), 400);
     free(resp);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 TEST_T(http_idle_connections_make_no_threads, 120)
@@ -875,7 +861,7 @@ TEST_T(http_idle_connections_make_no_threads, 120)
     usleep(200000);
     ASSERT_EQ_INT(http_raw(http, "/status", NULL, &resp), 200);
     free(resp);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 
 /* ------------------------------------------------------ PoRep C1 check -- */
@@ -926,6 +912,6 @@ TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
     }
     fil_c1_free(&c1);
     cz_close(c);
-    stop_and_clean(&d);
+    h_stop_and_clean(&d, 30);
 }
 #endif

@@ -276,8 +276,9 @@ TEST(key_streamed_in_pieces_proofs_equal_cpu_proofs)
     struct fixture f;
     fixture_init(&f, 20000, 3, 977);
     struct g16_assignment w = {f.in, f.aux};
-    size_t key_bytes = (f.pk.n_h + f.pk.n_l + f.pk.n_a + f.pk.n_b) * sizeof(g1_aff_t) +
-                       f.pk.n_b * sizeof(g2_aff_t);
+    void *vecs[G16_PK_VECTORS];
+    size_t vec_bytes[G16_PK_VECTORS];
+    const uint64_t key_bytes = g16_pk_vectors(&f.pk, vecs, vec_bytes);
     fr_t r, s;
     rand_fr(&r);
     rand_fr(&s);
