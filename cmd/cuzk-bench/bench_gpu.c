@@ -242,6 +242,59 @@ BENCH_CMD(gpu_h, "gpu-h",
     return bench_fr_transform("gpu-h", "gpu_h", argc, argv, gpu_bench_h);
 }
 
+BENCH_CMD(gpu_spmv, "gpu-spmv",
+          "GPU SpMV of a shape file's three matrices over a random witness: gpu-spmv --shape FILE [--reps R] "
+          "[--device D] [--vary NAME=v1,v2,...] [--set NAME=VALUE]...")
+{
+    const char *path = NULL;
+    int reps = 5, dev = 0, nargs;
+    struct vary vy;
+    char *args[64];
+    if (parse_tuning("gpu-spmv", argc, argv, &vy, args, &nargs)) return 2;
+    for (int i = 1; i + 1 < nargs; i += 2) {
+        if (!strcmp(args[i], "--shape")) path = args[i + 1];
+        else if (!strcmp(args[i], "--reps")) reps = atoi(args[i + 1]);
+        else if (!strcmp(args[i], "--device")) dev = atoi(args[i + 1]);
+        else path = NULL, i = nargs;
+    }
+    if (!path || nargs % 2 == 0 || reps < 1 || reps > 100) {
+        fprintf(stderr, "usage: cuzk-bench gpu-spmv --shape FILE [--reps R] [--device D] [--vary NAME=v1,v2] " TUNING_OPTS
+                        "\n");
+        return 2;
+    }
+    struct cuzk_error err;
+    struct g16_shape s;
+    if (g16_shape_load(&s, path, &err)) {
+        fprintf(stderr, "gpu-spmv: %s\n", err.msg);
+        return 1;
+    }
+    printf("shape: %llu rows, nnz A %llu B %llu C %llu\n", (unsigned long long)s.n_constraints,
+           (unsigned long long)s.a.nnz, (unsigned long long)s.b.nnz, (unsigned long long)s.c.nnz);
+    struct gpu_ctx *ctx = open_gpu(dev);
+    int rc = ctx ? 0 : 1;
+    double ms[100];
+    char name[512];
+    unsigned lg = 0;
+    while (((uint64_t)1 << lg) < s.n_constraints) lg++;
+    for (int v = 0; !rc && v < (vy.n ? vy.n : 1); v++) {
+        if (vary_apply("gpu-spmv", &vy, v)) rc = 2;
+        else if (gpu_bench_spmv(ctx, &s, reps, ms, &err)) {
+            fprintf(stderr, "gpu-spmv: %s\n", err.msg);
+            rc = 1;
+        } else {
+            if (vy.n) snprintf(name, sizeof name, "gpu_spmv_abc[%s=%s]", vy.name, vy.vals[v]);
+            else snprintf(name, sizeof name, "gpu_spmv_abc");
+            report(name, lg, ms, reps);
+        }
+    }
+    if (ctx) {
+        gpu_ctx_unload(ctx);
+        gpu_ctx_free(ctx);
+    }
+    g16_shape_free(&s);
+    return rc;
+}
+
 /* `distinct` points k*G + i*Q (cheap: one addition each, one batch inversion). */
 void *make_points(int g, size_t distinct)
 {

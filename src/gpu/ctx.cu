@@ -117,6 +117,7 @@ static void unload_shape(struct gpu_ctx *c)
         c->d_col[m] = NULL;
         c->d_cidx[m] = NULL;
     }
+    gpu_spmv_unload(c);
     if (c->d_coeffs) cudaFree(c->d_coeffs);
     if (c->d_a_sel) cudaFree(c->d_a_sel);
     if (c->d_b_sel) cudaFree(c->d_b_sel);
@@ -407,6 +408,9 @@ extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s
         if (!rc) rc = upload(ctx, (void **)&ctx->d_cidx[m], mats[m]->coeff_idx, mats[m]->nnz * 2, "shape.coeff_idx", err);
     }
     if (!rc) rc = upload(ctx, (void **)&ctx->d_coeffs, s->coeffs, s->n_coeffs * sizeof(fr_t), "shape.coeffs", err);
+    size_t long_bytes = 0;
+    if (!rc) rc = gpu_spmv_prepare(ctx, s, &long_bytes, err);
+    ctx->shape_dev_bytes += long_bytes;
     for (int which = 0; !rc && which < 2; which++) {
         size_t cnt = 0;
         uint32_t *v = density_positions(s, which == 0, &cnt);

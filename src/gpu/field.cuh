@@ -454,4 +454,16 @@ template <> struct field_traits<dfp2> {
     __device__ static dfp2 one() { return {f_one<fp_params>(), f_zero<fp_params>()}; }
 };
 
+/* A field element from lane - d (UP) or lane + d of the warp (all 32 lanes take part). */
+template <bool UP, class F> __device__ __forceinline__ F shfl_f(const F &a, unsigned d)
+{
+    F r;
+    const uint32_t *s = (const uint32_t *)&a;
+    uint32_t *o = (uint32_t *)&r;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(F) / 4); i++)
+        o[i] = UP ? __shfl_up_sync(0xffffffffu, s[i], d) : __shfl_down_sync(0xffffffffu, s[i], d);
+    return r;
+}
+
 #endif

@@ -154,6 +154,10 @@ struct gpu_ctx {
     bool last_wit_staged;      /* the last backend call found its witness staged */
     size_t stream_chunk;       /* a streamed key's piece size from the memory plan (0: whole vectors) */
     char plan_refused[CUZK_ERR_MSG_MAX]; /* why no plan fits the loaded key ("" if one does) */
+    /* the resident shape's rows too long for one thread each, per matrix (spmv.cu) */
+    uint32_t *d_long[3];
+    uint32_t n_long[3];
+    uint64_t spmv_lim;         /* their bound: longer than this (spmv.long when listed) */
 };
 
 #define COSET_TAB 16384u
@@ -215,6 +219,9 @@ int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
 /* ---- SpMV (spmv.cu): out = M . w for the resident shape's matrix m (0 = A, 1 = B, 2 = C) */
 int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
                  struct cuzk_error *err);
+/* At shape load: list the long rows (*bytes: their device bytes); unload frees them. */
+int gpu_spmv_prepare(struct gpu_ctx *ctx, const struct g16_shape *s, size_t *bytes, struct cuzk_error *err);
+void gpu_spmv_unload(struct gpu_ctx *ctx);
 
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 

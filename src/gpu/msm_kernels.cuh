@@ -74,18 +74,6 @@ template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, u
     return d;
 }
 
-/* A field element from lane - d (UP) or lane + d of the warp (all 32 lanes take part). */
-template <bool UP, class F> __device__ __forceinline__ F shfl_f(const F &a, unsigned d)
-{
-    F r;
-    const uint32_t *s = (const uint32_t *)&a;
-    uint32_t *o = (uint32_t *)&r;
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(F) / 4); i++)
-        o[i] = UP ? __shfl_up_sync(0xffffffffu, s[i], d) : __shfl_down_sync(0xffffffffu, s[i], d);
-    return r;
-}
-
 /* 1 / a for every thread of a block of AFF_BT threads (a != 0), with one inversion per block
  * instead of one per thread: prefix and suffix products across the warp's lanes (5 steps
  * each), Montgomery's trick over the warp totals by thread 0, then 1/a = 1/(warp total) x

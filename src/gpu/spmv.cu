@@ -1,19 +1,91 @@
-/* spmv.cu: a/b/c = (A|B|C) . w on the GPU from the resident shape's CSR matrices (one thread
- * per row; rows are short, coefficient 1 skips the multiplication). */
+/* spmv.cu: a/b/c = (A|B|C) . w on the GPU from the resident shape's CSR matrices.
+ *
+ * Almost every row is short (one to three terms), but a few are long: a PoRep shape's packing
+ * and SHA-256 rows reach hundreds of terms, and those few rows hold over a third of A's terms.
+ * With one thread per row, a warp that holds one such row runs its whole length while the
+ * other 31 lanes wait, and the kernel's time is that of its longest rows. So rows of up to
+ * spmv.long terms take one thread each, and the longer ones (listed when the shape is loaded)
+ * take a whole warp each: its lanes stride over the row and add up by shuffles. Coefficient 1
+ * skips the multiplication. spmv.long is a tuning knob (gpu_tuning.h). */
+#include <stdlib.h>
+
 #include "gpu_internal.cuh"
 
-__global__ void k_spmv(dfr *out, const uint64_t *rp, const uint32_t *col, const uint16_t *ci,
-                       const dfr *coeffs, const dfr *w, uint64_t rows)
+__device__ __forceinline__ dfr spmv_term(const uint32_t *col, const uint16_t *ci, const dfr *coeffs,
+                                         const dfr *w, uint64_t k)
+{
+    const dfr c = coeffs[ci[k]], x = w[col[k]];
+    return f_is_one(c) ? x : c * x;
+}
+
+/* rows of at most `lim` terms; the long ones are left to k_spmv_long */
+__global__ void k_spmv_short(dfr *out, const uint64_t *rp, const uint32_t *col, const uint16_t *ci,
+                             const dfr *coeffs, const dfr *w, uint64_t rows, uint64_t lim)
 {
     uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
+    const uint64_t k0 = rp[r], k1 = rp[r + 1];
+    if (k1 - k0 > lim) return;
     dfr acc = f_zero<fr_params>();
-    for (uint64_t k = rp[r], e = rp[r + 1]; k < e; k++) {
-        dfr c = coeffs[ci[k]];
-        dfr x = w[col[k]];
-        acc = acc + (f_is_one(c) ? x : c * x);
-    }
+    for (uint64_t k = k0; k < k1; k++) acc = acc + spmv_term(col, ci, coeffs, w, k);
     out[r] = acc;
+}
+
+/* one warp per listed long row */
+__global__ void k_spmv_long(dfr *out, const uint64_t *rp, const uint32_t *col, const uint16_t *ci,
+                            const dfr *coeffs, const dfr *w, const uint32_t *long_rows, uint32_t n_long)
+{
+    const uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t lane = threadIdx.x & 31;
+    if (g / 32 >= n_long) return;   /* whole warps leave together: blockDim is a multiple of 32 */
+    const uint32_t r = long_rows[g / 32];
+    dfr acc = f_zero<fr_params>();
+    for (uint64_t k = rp[r] + lane, e = rp[r + 1]; k < e; k += 32) acc = acc + spmv_term(col, ci, coeffs, w, k);
+#pragma unroll
+    for (unsigned d = 16; d; d >>= 1) acc = acc + shfl_f<false>(acc, d);
+    if (!lane) out[r] = acc;
+}
+
+void gpu_spmv_unload(struct gpu_ctx *ctx)
+{
+    for (int m = 0; m < 3; m++) {
+        if (ctx->d_long[m]) cudaFree(ctx->d_long[m]);
+        ctx->d_long[m] = NULL;
+        ctx->n_long[m] = 0;
+    }
+}
+
+int gpu_spmv_prepare(struct gpu_ctx *ctx, const struct g16_shape *s, size_t *bytes, struct cuzk_error *err)
+{
+    const struct g16_matrix *mats[3] = {&s->a, &s->b, &s->c};
+    const uint64_t lim = gpu_tuning.spmv_long;
+    *bytes = 0;
+    ctx->spmv_lim = lim;
+    if (s->n_constraints > UINT32_MAX)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu spmv: %llu constraints, at most 2^32 - 1 are supported",
+                         (unsigned long long)s->n_constraints);
+    for (int m = 0; m < 3; m++) {
+        const uint64_t *rp = mats[m]->row_ptr;
+        uint32_t n = 0;
+        for (uint64_t r = 0; r < s->n_constraints; r++) n += rp[r + 1] - rp[r] > lim;
+        if (!n) continue;
+        uint32_t *v = (uint32_t *)malloc((size_t)n * 4);
+        if (!v) return cuzk_fail(err, CUZK_E_NOMEM, "gpu spmv: host allocation of %u long-row indices failed", n);
+        n = 0;
+        for (uint64_t r = 0; r < s->n_constraints; r++)
+            if (rp[r + 1] - rp[r] > lim) v[n++] = (uint32_t)r;
+        int rc = gpu_malloc(ctx, (void **)&ctx->d_long[m], (size_t)n * 4, "shape.long_rows", err);
+        if (!rc) rc = gpu_h2d(ctx, GPU_STAGER_MAIN, ctx->d_long[m], v, (size_t)n * 4, ctx->st[0], NULL, err);
+        if (!rc) {
+            cudaError_t e = cudaStreamSynchronize(ctx->st[0]);
+            if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamSynchronize", __FILE__, __LINE__);
+        }
+        free(v);
+        if (rc) return rc;
+        ctx->n_long[m] = n;
+        *bytes += (size_t)n * 4;
+    }
+    return CUZK_OK;
 }
 
 int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
@@ -23,9 +95,14 @@ int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_
     if (!s) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu spmv: no resident shape");
     uint64_t rows = s->n_constraints;
     if (!rows) return CUZK_OK;
-    k_spmv<<<gpu_div_up(rows, 256), 256, 0, st>>>(out, ctx->d_rowptr[m], ctx->d_col[m], ctx->d_cidx[m],
-                                                  ctx->d_coeffs, w, rows);
+    k_spmv_short<<<gpu_div_up(rows, 256), 256, 0, st>>>(out, ctx->d_rowptr[m], ctx->d_col[m], ctx->d_cidx[m],
+                                                        ctx->d_coeffs, w, rows, ctx->spmv_lim);
     CK_LAUNCH();
+    if (ctx->n_long[m]) {
+        k_spmv_long<<<gpu_div_up((size_t)ctx->n_long[m] * 32, 256), 256, 0, st>>>(
+            out, ctx->d_rowptr[m], ctx->d_col[m], ctx->d_cidx[m], ctx->d_coeffs, w, ctx->d_long[m], ctx->n_long[m]);
+        CK_LAUNCH();
+    }
     return CUZK_OK;
 }
 
@@ -53,4 +130,38 @@ extern "C" int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c,
     }
     CK(cudaStreamSynchronize(st));
     return CUZK_OK;
+}
+
+extern "C" int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, int reps, double *ms,
+                              struct cuzk_error *err)
+{
+    int rc = gpu_set_device(ctx, err);
+    if (!rc) rc = gpu_ctx_load_shape(ctx, s, err);
+    if (rc) return rc;
+    gpu_spmv_unload(ctx);
+    size_t lb;
+    rc = gpu_spmv_prepare(ctx, s, &lb, err);
+    const size_t rows = s->n_constraints ? s->n_constraints : 1, nw = (size_t)s->n_inputs + s->n_aux;
+    void *dw = NULL, *d[3];
+    if (!rc) rc = gpu_scratch(ctx, SL_W, nw * sizeof(fr_t), &dw, err);
+    for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), rows * sizeof(fr_t), &d[i], err);
+    if (rc) return rc;
+    cudaStream_t st = ctx->st[0];
+    k_fill_field<dfr><<<gpu_div_up(nw, 256), 256, 0, st>>>((dfr *)dw, (uint32_t)nw, 91);
+    CK_LAUNCH();
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = -1; r < reps && !rc; r++) {
+        CK(cudaEventRecord(e0, st));
+        for (int i = 0; !rc && i < 3; i++) rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        CK(cudaEventRecord(e1, st));
+        float f = 0;
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&f, e0, e1));
+        if (r >= 0) ms[r] = f;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return rc;
 }

@@ -77,6 +77,73 @@ TEST(spmv_matches_cpu)
     gpu_ctx_free(ctx);
 }
 
+/* Rows of every length around the SpMV's one-thread / one-warp boundary and far beyond it (a
+ * PoRep shape's longest rows have hundreds of terms), long rows next to each other and as the
+ * last row, random coefficients with many ones, in all three matrices. */
+TEST(spmv_long_rows_match_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    const uint32_t n_aux = 5000;
+    const size_t lens[] = {0, 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 929, 929, 3000, 1, 0, 2, 17, 4999};
+    const size_t n_lens = sizeof lens / sizeof lens[0];
+    struct g16_builder *bld = g16_builder_new(false, err);
+    ASSERT_OK(bld ? CUZK_OK : CUZK_E_NOMEM, err);
+    uint32_t *var = malloc(n_aux * sizeof *var);
+    for (uint32_t i = 0; i < n_aux; i++) var[i] = g16_alloc_aux(bld);
+    fr_t pool_c[64];
+    rand_frs(pool_c, 64);
+    for (int i = 0; i < 64; i += 3) pool_c[i] = FR_ONE;
+    struct g16_term *t[3];
+    for (int m = 0; m < 3; m++) t[m] = malloc(n_aux * sizeof(struct g16_term));
+    uint64_t x = 12345;
+    for (size_t row = 0; row < 3 * n_lens + 40; row++) {
+        struct g16_lc lc[3];
+        for (int m = 0; m < 3; m++) {
+            /* matrix m takes the lengths in another order, so long rows meet short ones */
+            size_t len = row < 40 ? row % 4 : lens[(row + 7 * m) % n_lens];
+            uint32_t start = (uint32_t)(x % n_aux);
+            for (size_t k = 0; k < len; k++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                t[m][k].var = var[(start + k) % n_aux];   /* distinct variables */
+                t[m][k].coeff = pool_c[(x >> 33) % 64];
+            }
+            lc[m] = (struct g16_lc){t[m], len};
+        }
+        ASSERT_OK(g16_enforce(bld, lc[0], lc[1], lc[2]), err);
+    }
+    struct g16_shape s;
+    ASSERT_OK(g16_builder_finish(bld, &s, err), err);
+    g16_builder_free(bld);
+    fr_t *in = calloc(s.n_inputs, sizeof(fr_t)), *aux = calloc(s.n_aux + 1, sizeof(fr_t));
+    in[0] = FR_ONE;
+    rand_frs(aux, s.n_aux);
+    struct g16_assignment w = {in, aux};
+    const size_t rows = s.n_constraints;
+    fr_t *ref[3], *got[3];
+    for (int i = 0; i < 3; i++) {
+        ref[i] = malloc(rows * sizeof(fr_t));
+        got[i] = malloc(rows * sizeof(fr_t));
+    }
+    ASSERT_OK(g16_eval_abc(ref[0], ref[1], ref[2], &s, &w, pool_default(), err), err);
+    ASSERT_OK(gpu_eval_abc(ctx, got[0], got[1], got[2], &s, &w, err), err);
+    for (int i = 0; i < 3; i++) {
+        for (size_t r = 0; r < rows; r++)
+            ASSERT_MSG(!memcmp(&ref[i][r], &got[i][r], sizeof(fr_t)), "%c row %zu (%llu terms) differs", "ABC"[i], r,
+                       (unsigned long long)((i == 0 ? s.a : i == 1 ? s.b : s.c).row_ptr[r + 1] -
+                                            (i == 0 ? s.a : i == 1 ? s.b : s.c).row_ptr[r]));
+        free(ref[i]);
+        free(got[i]);
+    }
+    for (int m = 0; m < 3; m++) free(t[m]);
+    free(var);
+    free(in);
+    free(aux);
+    gpu_ctx_unload(ctx);
+    g16_shape_free(&s);
+    gpu_ctx_free(ctx);
+}
+
 TEST(backend_msm_results_match_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
