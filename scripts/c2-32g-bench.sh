@@ -122,7 +122,8 @@ PID=
 if [ -x "$B/cuzk-bench-gpu" ] && [ "$SIZE" = 32GiB ] && [ "${CEILING:-1}" = 1 ]; then
     LG=${CEILING_LG:-27}    # 2^27: the NTT domain of a 32 GiB partition
     # a diagnostic: its failure is reported, the proofs above stand
-    if run "$B/cuzk-bench-gpu" gpu-prove --porep-like "$LG" --pipeline 6 > "$OUT/ceiling.txt" 2>&1; then
+    if timeout "${CEILING_TIMEOUT:-300}" "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$B/cuzk-bench-gpu" \
+        gpu-prove --porep-like "$LG" --pipeline 6 > "$OUT/ceiling.txt" 2>&1; then
         grep -E "pipeline|porep-like" "$OUT/ceiling.txt"
     else
         echo "c2-32g-bench: the gpu-prove ceiling failed:"; tail -2 "$OUT/ceiling.txt"
