@@ -94,7 +94,7 @@ int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
  * may run on any thread, also while another thread is inside gpu_g16_backend on the same
  * context (the copy engine works beside the kernels), and takes no device lock. The next
  * gpu_g16_backend call for the same assignment (same inputs/aux pointers and sizes) then
- * skips its own upload (~90 ms for a 32 GiB PoRep partition). The caller must not change the
+ * skips its own upload (4 GiB for a 32 GiB PoRep partition). The caller must not change the
  * witness in between, and must either prove it or call gpu_g16_unstage_witness (a staged
  * copy is known by its pointers, which a later witness may reuse). Declining is not an
  * error of the proof, whose backend call then uploads as before: CUZK_E_UNSUPPORTED before

@@ -220,8 +220,8 @@ template <class P> __device__ __forceinline__ mont<P> f_dbl(const mont<P> &a) { 
  * IMAD.HI.U32.X (6 cycles of the FMA-heavy pipe) instead of one IMAD.WIDE.U32.X (4 cycles), as
  * it does for the a * b_i rows and for every row of Fp: 48 split pairs per Fr product. With n0
  * read from memory, m is an ordinary product and every pair fuses (SASS per Fr product: 97
- * IMAD.WIDE.U32.X instead of 49 + 48 pairs; 1.14x the Fr product throughput, decisions.md
- * "Fr's Montgomery factor m is a real product"). The word is read by an inline PTX load, which neither NVVM (the variable is internal and
+ * IMAD.WIDE.U32.X instead of 49 + 48 pairs; decisions.md "Fr's Montgomery factor m is a real
+ * product"). The word is read by an inline PTX load, which neither NVVM (the variable is internal and
  * never written, so a plain load would fold) nor ptxas can see through; the compiler hoists it,
  * so it costs one cached load per kernel. Each translation unit has its own copy. */
 #if defined(__CUDACC__)

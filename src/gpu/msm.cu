@@ -90,7 +90,7 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
 }
 
 /* One window per sort (n > 2^25 points): k_digits would read each 32-byte scalar and leave
- * Montgomery form once per window (12-13 times; 32 ms of a 2^27 G1 MSM). Instead the scalars
+ * Montgomery form once per window (12-13 times at 2^27). Instead the scalars
  * are converted once into 8 planes of 32-bit words (plane j holds word j of every scalar, so a
  * window reads only the one or two planes its bits lie in, coalesced), and the Booth carry
  * passes from window to window through one byte per scalar. The windows run in order 0 .. W-1. */
@@ -426,10 +426,9 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
 
 /* ---- the last step of an MSM on the CPU ----
  * Combining the W window sums is a chain of (W - 1) c dependent doublings (~240-260) that no
- * number of GPU threads shortens. One GPU thread runs it at ~10 us per G1 doubling (each
- * product a dependent carry chain, no other warp to hide it): 2.6 ms of a 2^24 G1 MSM and
- * more for G2. A CPU core does a doubling in ~0.25 us, so the window sums (W points, 2.5 KiB
- * for G1) come back to the host and the Horner pass runs there (Yrrid and Matter Labs finish
+ * number of GPU threads shortens. One GPU thread runs it far slower than a CPU core (each
+ * product a dependent carry chain, no other warp to hide it), so the window sums (W points,
+ * 2.5 KiB for G1) come back to the host and the Horner pass runs there (Yrrid and Matter Labs finish
  * their ZPrize MSMs on the host for the same reason). host_grp maps a device group onto the
  * CPU library's XYZZ functions; the layouts are the same bytes. */
 template <class F> struct host_grp;

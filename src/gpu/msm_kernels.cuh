@@ -78,8 +78,8 @@ template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, u
  * instead of one per thread: prefix and suffix products across the warp's lanes (5 steps
  * each), Montgomery's trick over the warp totals by thread 0, then 1/a = 1/(warp total) x
  * (product of the lanes below) x (product of the lanes above). Per warp ~12 products and
- * 1/4 of an inversion instead of a whole one (~380 squarings and ~96 products): the
- * inversion was ~12% of the round kernel at 2^27. Every thread of the block must call it. */
+ * 1/4 of an inversion instead of a whole one (~380 squarings and ~96 products). Every
+ * thread of the block must call it. */
 #define AFF_BT 128
 template <class F> __device__ __forceinline__ F block_inv(const F &a)
 {

@@ -135,8 +135,8 @@ __device__ __forceinline__ void bfly2(dfr *sh, uint32_t m1, uint32_t m2, const d
  * DIT (Cooley-Tukey): bit-reversed in, natural out, stage s has half = 2^s. */
 /* The 2^k - 1 distinct twiddles of the tile's k stages are gathered into shared memory once
  * (stage with half-size hm uses entries [hm, 2 hm)), instead of one global gather per
- * butterfly per stage (511 instead of 2,304 per 9-stage tile; ncu showed the passes stalled
- * with L1/L2 hit rates of 60-77% on those gathers). k_ntt_pass4 (two stages per barrier) runs
+ * butterfly per stage (511 instead of 2,304 per 9-stage tile; the passes stalled on those
+ * gathers). k_ntt_pass4 (two stages per barrier) runs
  * every pass of k >= 2 stages; this one is left for k = 1. */
 template <bool DIT>
 __global__ void k_ntt_pass(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
@@ -240,9 +240,8 @@ __device__ __forceinline__ void pass4_pair(dfr *sh, const dfr *tws, uint32_t t, 
  * TRIV (only for a tile of column 0: the first DIT pass, the last DIF pass) skips the
  * products by omega^0 of the stages with halves 1 and 2: DIT peels its first pair (3 of 4
  * products skipped), DIF its last stage (half 1: both products) when k is odd, else its last
- * pair. (A version that ran DIF's single stage first and loaded the pair's last twiddle ahead
- * of the others spilled 100 bytes in the DIF pass at 72 registers and cost ~4% everywhere;
- * restoring the load order alone brought that to 36 bytes, against 28 before the skip.) */
+ * pair. The twiddles load in stage order: loading the pair's last one ahead of the others
+ * makes the DIF pass spill under the register cap. */
 template <bool DIT, bool TRIV>
 __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
                                           unsigned tw_shift, bool inverse, const pass_mul &pre,
@@ -282,13 +281,11 @@ __device__ __forceinline__ void ntt_pass4(dfr *data, unsigned lg, unsigned s0, u
     tile_store<4>(data, sh, g, q, post, lg);
 }
 
-/* Registers capped at NTT_REG per thread: ncu showed the 2^27 passes at 100
- * registers, 4 blocks (16 warps) per SM, 9 cycles between a warp's instructions and the issue
- * slots 44-47% busy, i.e. waiting on the Fr products' dependent latency with too few warps to
- * cover it. At 72 registers (a few bytes of spills) 6 blocks (24 warps) fit before shared
- * memory limits them; ncu then shows the FMA-heavy pipe (IMAD) 87% busy, so what is left is
- * the products themselves; with the fused Fr reduction rows, 80 beat 72 and no cap
- * (decisions.md, "NTT passes capped at 72 registers", 80 since the fused reduction rows). */
+/* Registers capped at NTT_REG per thread: uncapped, too few warps fit per SM to cover the Fr
+ * products' dependent latency; under the cap (a few bytes of spills) more blocks fit before
+ * shared memory limits them and the FMA-heavy pipe (IMAD) is the limit, i.e. the products
+ * themselves (decisions.md, "NTT passes capped at 72 registers", 80 since the fused reduction
+ * rows). */
 #define NTT_REG 80
 template <bool DIT, bool TRIV>
 __global__ void __maxnreg__(NTT_REG) k_ntt_pass4(dfr *data, unsigned lg, unsigned s0, unsigned k, const dfr *tw,
@@ -599,8 +596,7 @@ static pass_mul h_unshift(const struct gpu_ctx *ctx)
 
 /* The factors of the h pipeline's coset shift and unshift (g^rev(j) / N, g^-rev(j) / (N Z)) for
  * every position j of a 2^lg domain, so its iNTTs' last passes multiply once per element
- * instead of twice with two table gathers (ncu, 2^27: that pass 18.9 ms against 11.1 without
- * a multiplier). 64 bytes per element (8 GiB at 2^27), kept per context while the domain
+ * instead of twice with two table gathers. 64 bytes per element (8 GiB at 2^27), kept per context while the domain
  * stays; only from 2^16 and when 192 bytes per element stay free beside it (about the scratch
  * of a 2^lg-point G1 MSM, which the prover runs next and which must not shrink for it), else
  * NULL (the two-table path). */

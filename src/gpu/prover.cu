@@ -192,8 +192,7 @@ static int stream_bufs_max(void)
 /* Allocate the buffers and start the helper thread. Two buffers if VRAM allows, else one; a
  * third once the context has proved (its working memory is then at its steady size) and 6 GiB
  * stay free beside it (a second witness buffer and a spare): with three, vector k + 2 uploads
- * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB, ~230 ms over PCIe 5)
- * arrives during the H MSM instead of waiting behind the much shorter L MSM. */
+ * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB) arrives during the H MSM instead of waiting behind the much shorter L MSM. */
 static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
                           struct cuzk_error *err)
 {
@@ -331,8 +330,8 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
 
 /* ---- witness buffers and prefetch ----
- * A 32 GiB PoRep partition's witness is 4 GiB: ~90 ms of PCIe per proof when the backend
- * uploads it itself. With two prover workers per GPU (the daemon's default), the next
+ * A 32 GiB PoRep partition's witness is 4 GiB, a long copy under the device lock when the
+ * backend uploads it itself. With two prover workers per GPU (the daemon's default), the next
  * worker's upload can run on the copy engine while the current proof's kernels run, so the
  * witness lives in one of two device buffers: the backend proves from one while
  * gpu_g16_stage_witness fills the other. A staged copy is matched by pointer identity and
@@ -684,7 +683,7 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
  * - the two h pipeline vectors other than h (16 N bytes per half): the sort's keys and values;
  * - h's own vector, once the H MSM has read it: the 0/1 split's tail scalars (L, A, B);
  * - the first half of the h pipeline's coset factor table (32 N bytes; the next h pipeline
- *   rebuilds that half in place, ~5 ms at 2^27, if a loan of it was taken): the rounds' pairs
+ *   rebuilds that half in place if a loan of it was taken, a short kernel): the rounds' pairs
  *   and the split's flags, positions and tail indices.
  * They last through the L, A and B MSMs: every kernel of them runs on st, in order, before the
  * next proof's SpMV and h pipeline write these buffers again. A slot's own buffer of 256 MiB or
