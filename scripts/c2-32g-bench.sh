@@ -11,7 +11,8 @@
 #   scripts/c2-32g-bench.sh DIR [OUT]                (on the GPU machine)
 #   SIZE=32GiB (default) COUNT=5 (batch size) PARAMS=dir (reuse a key made earlier there)
 #   GPU_MEMORY_LIMIT=48GiB ([gpus] memory_limit), SINGLE_BATCH= (empty: skip the -c 1 batch),
-#   CEILING=0 (skip the gpu-prove ceiling)
+#   CEILING=0 (skip the gpu-prove ceiling), CAPS="24GiB 48GiB" (then a daemon per memory_limit,
+#   CAP_COUNT=2 proofs at -j 2 each, s/proof per cap)
 #   REQUIRE_GPU=0 with a CPU build (BIN=build/bin, no loader) for a dry run at SIZE=2KiB.
 set -u
 DIR=${1:?DIR (made by daemon-gpu-check.sh --pack) or a build dir with BIN set}
@@ -63,32 +64,38 @@ run "$B/cuzk-bench" gen-vanilla porep --sector-size "$SIZE" -o "$T/c1.json" > "$
     { cat "$OUT/gen.txt"; fail "gen-vanilla"; }
 echo "gen-vanilla: $(secs "$t0" "$(now)") s"
 
-# 3. the daemon, full validation on first load
-cat > "$T/cuzk.toml" <<EOF
-[srs]
-param_cache = "$P"
-validation = "full"
-EOF
-if [ -n "${GPU_MEMORY_LIMIT:-}" ]; then   # e.g. 48GiB: the daemon uses the card as if it were that small
-    printf '[gpus]\nmemory_limit = "%s"\n' "$GPU_MEMORY_LIMIT" >> "$T/cuzk.toml"
-    echo "[gpus] memory_limit = $GPU_MEMORY_LIMIT"
-fi
+# 3. the daemon, full validation on first load (daemon_up CAP LOGDIR: the daemon on a config
+# pointing at the key, with [gpus] memory_limit = CAP unless CAP is empty, logs in LOGDIR)
+daemon_up() {
+    printf '[srs]\nparam_cache = "%s"\nvalidation = "full"\n' "$P" > "$T/cuzk.toml"
+    if [ -n "$1" ]; then   # e.g. 48GiB: the daemon uses the card as if it were that small
+        printf '[gpus]\nmemory_limit = "%s"\n' "$1" >> "$T/cuzk.toml"
+        echo "[gpus] memory_limit = $1"
+    fi
+    rm -f "$T/cuzk.sock"
+    if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
+        "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
+            > "$2/daemon.out" 2> "$2/daemon.log" &
+    else
+        "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$2/daemon.out" 2> "$2/daemon.log" &
+    fi
+    PID=$!
+    i=0
+    until grep -q "cuzk-daemon ready" "$2/daemon.out" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -lt 600 ] || fail "not ready after 60 s"
+        kill -0 $PID 2>/dev/null || fail "daemon exited before ready"
+        sleep 0.1
+    done
+    [ "${REQUIRE_GPU:-1}" = 0 ] || grep -q "GPU 0:" "$2/daemon.log" || fail "the daemon found no GPU"
+}
+daemon_down() {
+    kill -TERM "$PID"
+    wait "$PID" || fail "daemon exit status $?"
+    PID=
+}
 ADDR="unix://$T/cuzk.sock"
-if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
-    "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
-        > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
-else
-    "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
-fi
-PID=$!
-i=0
-until grep -q "cuzk-daemon ready" "$OUT/daemon.out" 2>/dev/null; do
-    i=$((i + 1))
-    [ $i -lt 600 ] || fail "not ready after 60 s"
-    kill -0 $PID 2>/dev/null || fail "daemon exited before ready"
-    sleep 0.1
-done
-[ "${REQUIRE_GPU:-1}" = 0 ] || grep -q "GPU 0:" "$OUT/daemon.log" || fail "the daemon found no GPU"
+daemon_up "${GPU_MEMORY_LIMIT:-}" "$OUT"
 ID=porep-$(echo "$SIZE" | tr "A-Z" "a-z" | sed "s/ib$//")
 t0=$(now)
 run "$B/cuzk-bench" -a "$ADDR" preload -c "$ID" > "$OUT/preload.txt" 2>&1 || { cat "$OUT/preload.txt"; fail "preload $ID"; }
@@ -113,9 +120,26 @@ for spec in "${specs[@]}"; do
 done
 grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
 grep -iE "pinned|host copy|streamed|resident|out of memory" "$OUT/daemon.log" | head -8
-kill -TERM "$PID"
-wait "$PID" || fail "daemon exit status $?"
-PID=
+daemon_down
+
+# 4b. memory caps (CAPS="24GiB 48GiB"): the same key (its digest cache makes the load a read)
+# on a daemon that uses the card as if it were that small, CAP_COUNT proofs at -j 2 each; a
+# cap no plan fits is reported with the daemon's reason, and the run goes on
+for cap in ${CAPS:-}; do
+    mkdir -p "$OUT/cap-$cap"
+    daemon_up "$cap" "$OUT/cap-$cap"
+    run "$B/cuzk-bench" -a "$ADDR" preload -c "$ID" > "$OUT/cap-$cap/preload.txt" 2>&1 ||
+        { cat "$OUT/cap-$cap/preload.txt"; fail "preload $ID (memory_limit $cap)"; }
+    n=${CAP_COUNT:-2}
+    if run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$n" -j 2 > "$OUT/cap-$cap/batch.txt" 2>&1; then
+        echo "memory_limit $cap: $(grep "throughput:" "$OUT/cap-$cap/batch.txt" | sed 's/^throughput: *//')"
+        "$(dirname "$0")/timeline-report.sh" "$OUT/cap-$cap/daemon.log" 1 | grep -E "GPU \(device|phase" || true
+    else
+        echo "memory_limit $cap: FAILED: $(grep -iE "too small|error|failed" "$OUT/cap-$cap/batch.txt" | head -1)"
+    fi
+    echo "  out-of-memory log lines: $(grep -ciE "out of memory" "$OUT/cap-$cap/daemon.log")"
+    daemon_down
+done
 
 # 5. the ceiling: the same GPU proving partitions of the same size back to back with no
 # daemon (random key and witness, two provers with witness prefetch)
