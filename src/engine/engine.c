@@ -749,6 +749,8 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         rc = g16_proof_from_bytes(&back, bytes, &perr);
         if (!rc && pt->pub)
             rc = g16_verify(s->pvk, &back, pt->pub, pt->n_pub, &perr);
+        else if (!rc)
+            rc = g16_verify(s->pvk, &back, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
         /* an aggregating job keeps the inputs this proof verified against, for the
          * aggregate's verification (row p is this partition's alone) */
         if (!rc && j->agg_pub) {
@@ -758,8 +760,6 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
                 rc = cuzk_fail(&perr, CUZK_E_INTERNAL, "%zu recomputed public inputs, the "
                                "aggregate expects %zu", pt->pub ? pt->n_pub : 0, j->agg_n_pub);
         }
-        else if (!rc)
-            rc = g16_verify(s->pvk, &back, pt->inputs + 1, s->shape.n_inputs - 1, &perr);
         clog_timeline("VERIFY_END", j->id, "partition=%u,verify_ms=%" PRIu64 ",ok=%d", p,
                       ms(cuzk_now_ns() - t1), rc == CUZK_OK);
     }

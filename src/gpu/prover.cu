@@ -192,7 +192,8 @@ static int stream_bufs_max(void)
 /* Allocate the buffers and start the helper thread. Two buffers if VRAM allows, else one; a
  * third once the context has proved (its working memory is then at its steady size) and 6 GiB
  * stay free beside it (a second witness buffer and a spare): with three, vector k + 2 uploads
- * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB) arrives during the H MSM instead of waiting behind the much shorter L MSM. */
+ * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB) arrives during the H MSM
+ * instead of waiting behind the much shorter L MSM. */
 static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
                           struct cuzk_error *err)
 {
