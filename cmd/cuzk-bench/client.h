@@ -9,6 +9,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "cuzk/err.h"
+#include "cuzk/v1/proving.pb-c.h"
 
 #define CZ_METHOD(name) "/cuzk.v1.ProvingEngine/" name
 
@@ -38,6 +39,11 @@ int cz_call_raw(struct cz_client *c, const char *method, const void *req, size_t
 int cz_call(struct cz_client *c, const char *method, const ProtobufCMessage *req,
             const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
             uint64_t timeout_ms, char *details, size_t cap);
+
+/* One Prove call (submit and await in one RPC) of request q: the gRPC status; *out is the
+ * unpacked reply (free it with protobuf_c_message_free_unpacked), NULL when the call failed. */
+int cz_prove(struct cz_client *c, Cuzk__V1__SubmitProofRequest *q, Cuzk__V1__ProveResponse **out,
+             uint64_t timeout_ms, char *details, size_t cap);
 
 /* "OK", "INVALID_ARGUMENT", ... */
 const char *cz_status_name(int code);

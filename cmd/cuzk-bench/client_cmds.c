@@ -295,19 +295,30 @@ static int prove_once(struct cz_client *c, const struct req_opts *o, Cuzk__V1__P
     char rid[256];
     Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
     fill_submit(&q, o, rid, sizeof rid);
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
-                     o->timeout_s * 1000, details, cap);
-    *res = (Cuzk__V1__ProveResponse *)m;
+    int st = cz_prove(c, &q, res, o->timeout_s * 1000, details, cap);
     if (!st && !(*res)->result) {
-        protobuf_c_message_free_unpacked(m, NULL);
+        protobuf_c_message_free_unpacked(&(*res)->base, NULL);
         *res = NULL;
         snprintf(details, cap, "ProveResponse has no result");
         return 13;
     }
     return st;
+}
+
+/* data to the file named by option `flag` (path NULL: not asked for); -1 when it cannot be
+ * written */
+static int write_out(const char *path, const uint8_t *data, size_t n, const char *flag, const char *what)
+{
+    if (!path) return 0;
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data, 1, n, f) == n;
+    if (f && fclose(f)) ok = false;
+    if (!ok) {
+        fprintf(stderr, "cuzk-bench: %s %s: cannot write %s\n", flag, path, what);
+        return -1;
+    }
+    printf("wrote:     %s\n", path);
+    return 0;
 }
 
 static struct cz_client *connect_or_die(void)
@@ -355,13 +366,7 @@ BENCH_CMD(single, "single", "one proof through a running cuzk-daemon (Prove RPC)
             for (size_t i = 0; i < show; i++) printf("%02x", r->proof.data[i]);
             printf("%s)\n", n > show ? "..." : "");
             printf("verified:  yes (the daemon verifies every proof before answering COMPLETED)\n");
-            FILE *f = o.proof_out ? fopen(o.proof_out, "wb") : NULL;
-            if (o.proof_out && (!f || fwrite(r->proof.data, 1, n, f) != n || fclose(f))) {
-                fprintf(stderr, "cuzk-bench: --proof-out %s: cannot write the proof\n", o.proof_out);
-                rc = 1;
-            } else if (f) {
-                printf("wrote:     %s\n", o.proof_out);
-            }
+            if (write_out(o.proof_out, r->proof.data, n, "--proof-out", "the proof")) rc = 1;
             if (o.kind == 101)
                 printf("partitions: %zu proofs of %d bytes, each verified by the daemon\n",
                        n / 192, 192);
@@ -369,13 +374,8 @@ BENCH_CMD(single, "single", "one proof through a running cuzk-daemon (Prove RPC)
                 size_t an = r->aggregate_proof.len;
                 printf("aggregate: %zu bytes (SnarkPack v2 of %zu proofs; verified by the daemon "
                        "before it answered)\n", an, n / 192);
-                FILE *af = o.aggregate_out ? fopen(o.aggregate_out, "wb") : NULL;
-                if (o.aggregate_out && (!af || fwrite(r->aggregate_proof.data, 1, an, af) != an || fclose(af))) {
-                    fprintf(stderr, "cuzk-bench: --aggregate-out %s: cannot write the aggregate\n", o.aggregate_out);
+                if (write_out(o.aggregate_out, r->aggregate_proof.data, an, "--aggregate-out", "the aggregate"))
                     rc = 1;
-                } else if (af) {
-                    printf("wrote:     %s\n", o.aggregate_out);
-                }
             } else if (o.aggregate) {
                 printf("aggregate: none in the answer (a daemon without NI_POREP aggregation?)\n");
                 rc = 1;

@@ -243,6 +243,18 @@ int cz_call(struct cz_client *c, const char *method, const ProtobufCMessage *req
     return st;
 }
 
+int cz_prove(struct cz_client *c, Cuzk__V1__SubmitProofRequest *q, Cuzk__V1__ProveResponse **out,
+             uint64_t timeout_ms, char *details, size_t cap)
+{
+    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
+    pr.submit = q;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, timeout_ms,
+                     details, cap);
+    *out = (Cuzk__V1__ProveResponse *)m;
+    return st;
+}
+
 const char *cz_status_name(int code)
 {
     static const char *n[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",

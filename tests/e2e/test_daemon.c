@@ -160,13 +160,7 @@ static int prove(struct cz_client *c, int kind, uint64_t n, const uint8_t *seed8
     q.proof_kind = (Cuzk__V1__ProofKind)kind;
     q.synthetic_constraints = n;
     if (seed8) { q.vanilla_proof.data = (uint8_t *)seed8; q.vanilla_proof.len = 8; }
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
-                     120000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 120000, det, 512);
 }
 
 static Cuzk__V1__GetStatusResponse *get_status(struct cz_client *c)
@@ -802,13 +796,7 @@ static int prove_porep(struct cz_client *c, const char *rid, const char *c1, siz
     q.miner_id = 1000;
     q.vanilla_proof.data = (uint8_t *)c1;
     q.vanilla_proof.len = n;
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
-                     600000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 600000, det, 512);
 }
 
 /* A Prove with a generated C1 whose proof this test verifies with the fixture's .vk against
@@ -1162,12 +1150,7 @@ static int prove_snap(struct cz_client *c, const char *rid, const struct fil_sna
     q.comm_r_new.len = 32;
     q.comm_d_new.data = (uint8_t *)g->comm_d_new;
     q.comm_d_new.len = 32;
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, 3600000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 3600000, det, 512);
 }
 
 /* Every partition's 192 bytes verify with the fixture's .vk against public inputs recomputed

@@ -50,14 +50,7 @@ static int prove_c1(struct cz_client *c, const char *rid, int kind, bool aggrega
     q.vanilla_proof.data = (uint8_t *)c1;
     q.vanilla_proof.len = n;
     q.aggregate = aggregate;
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    *out = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
-                     1200000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 1200000, det, 512);
 }
 
 static struct cz_client *connect_to(const char *addr)

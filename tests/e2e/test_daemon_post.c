@@ -103,12 +103,7 @@ static int prove(struct cz_client *c, const struct req *r, Cuzk__V1__ProveRespon
 {
     Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
     fill(&q, r);
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m, 300000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 300000, det, 512);
 }
 
 static void submit(struct cz_client *c, const struct req *r)

@@ -79,13 +79,7 @@ static int prove_synth(struct cz_client *c, uint64_t n, Cuzk__V1__ProveResponse 
     Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
     q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
     q.synthetic_constraints = n;
-    Cuzk__V1__ProveRequest pr = CUZK__V1__PROVE_REQUEST__INIT;
-    pr.submit = &q;
-    ProtobufCMessage *m = NULL;
-    int st = cz_call(c, CZ_METHOD("Prove"), &pr.base, &cuzk__v1__prove_response__descriptor, &m,
-                     60000, det, 512);
-    *out = (Cuzk__V1__ProveResponse *)m;
-    return st;
+    return cz_prove(c, &q, out, 60000, det, 512);
 }
 
 static int submit_synth(struct cz_client *c, const char *rid, uint64_t n, uint32_t parts,
