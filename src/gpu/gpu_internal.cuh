@@ -225,6 +225,29 @@ void gpu_spmv_unload(struct gpu_ctx *ctx);
 
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* Benchmarks: run() (a cuzk code; its work queued on st, or done when it returns) reps + 1
+ * times, the first a warm-up; ms[r] = CUDA-event time of run r on st. */
+template <class Run> int gpu_time_reps(cudaStream_t st, int reps, double *ms, Run run, struct cuzk_error *err)
+{
+    cudaEvent_t ev[2] = {NULL, NULL};
+    cudaError_t e = cudaEventCreate(&ev[0]);
+    if (e == cudaSuccess) e = cudaEventCreate(&ev[1]);
+    int rc = CUZK_OK;
+    for (int r = -1; r < reps && !rc && e == cudaSuccess; r++) {
+        float f = 0;
+        e = cudaEventRecord(ev[0], st);
+        if (e == cudaSuccess) rc = run();
+        if (!rc && e == cudaSuccess) e = cudaEventRecord(ev[1], st);
+        if (!rc && e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
+        if (!rc && e == cudaSuccess) e = cudaEventElapsedTime(&f, ev[0], ev[1]);
+        if (r >= 0) ms[r] = f;
+    }
+    for (int i = 0; i < 2; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    if (!rc && e != cudaSuccess) rc = gpu_fail_cuda(err, e, "benchmark timing events", __FILE__, __LINE__);
+    return rc;
+}
+
 /* Benchmarks: v[i] = pseudo-random field element (xorshift from seed and i), top word masked so
  * that it is below the modulus (< 2^252 < r for Fr, < 2^380 < p for Fp). */
 template <class F> __global__ void k_fill_field(F *v, uint32_t n, uint32_t seed)

@@ -745,26 +745,14 @@ static int bench_msm_t(struct gpu_ctx *ctx, size_t n, const void *points, size_t
     }
     CK_LAUNCH();
     CK(cudaStreamSynchronize(st));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    /* msm_dev returns after its host-side Horner pass, so e1 (recorded then) covers it */
+    /* msm_dev returns after its host-side Horner pass, so the end event (recorded then)
+     * covers it */
     typename host_grp<F>::J res;
-    for (int r = -1; r < reps && !rc; r++) {
-        CK(cudaEventRecord(e0, st));
+    return gpu_time_reps(st, reps, ms, [&]() {
         if (density > 0)
-            rc = sum_dev<F>(ctx, (d_xyzz<F> *)dr, (const d_aff<F> *)db, (const uint32_t *)ds, n, st, err);
-        else
-            rc = msm_dev<F>(ctx, &res, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
-        CK(cudaEventRecord(e1, st));
-        float f = 0;
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&f, e0, e1));
-        if (r >= 0) ms[r] = f;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return rc;
+            return sum_dev<F>(ctx, (d_xyzz<F> *)dr, (const d_aff<F> *)db, (const uint32_t *)ds, n, st, err);
+        return msm_dev<F>(ctx, &res, (const d_aff<F> *)db, (const dfr *)ds, NULL, n, NULL, st, err);
+    }, err);
 }
 
 extern "C" int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points,

@@ -782,20 +782,9 @@ static int bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, int
     cudaStream_t st = ctx->st[0];
     k_fill_field<dfr><<<gpu_div_up(n, 256), 256, 0, st>>>((dfr *)d, (uint32_t)n, 12345);
     CK_LAUNCH();
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int r = -1; r < reps && !rc; r++) {
-        CK(cudaEventRecord(e0, st));
-        rc = ntt_run(ctx, (dfr *)d, (dfr *)o, lg, false, false, order == 0, st, err);
-        CK(cudaEventRecord(e1, st));
-        double t = 0;
-        if (!rc) rc = time_ms(e0, e1, &t, err);
-        if (r >= 0) ms[r] = t;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return rc;
+    return gpu_time_reps(st, reps, ms, [&]() {
+        return ntt_run(ctx, (dfr *)d, (dfr *)o, lg, false, false, order == 0, st, err);
+    }, err);
 }
 
 /* forward NTT, natural order in and out (with the bit-reversal pass) */

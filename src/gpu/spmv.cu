@@ -149,19 +149,9 @@ extern "C" int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, in
     cudaStream_t st = ctx->st[0];
     k_fill_field<dfr><<<gpu_div_up(nw, 256), 256, 0, st>>>((dfr *)dw, (uint32_t)nw, 91);
     CK_LAUNCH();
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int r = -1; r < reps && !rc; r++) {
-        CK(cudaEventRecord(e0, st));
-        for (int i = 0; !rc && i < 3; i++) rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
-        CK(cudaEventRecord(e1, st));
-        float f = 0;
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&f, e0, e1));
-        if (r >= 0) ms[r] = f;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return rc;
+    return gpu_time_reps(st, reps, ms, [&]() {
+        int r = CUZK_OK;
+        for (int i = 0; !r && i < 3; i++) r = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        return r;
+    }, err);
 }
