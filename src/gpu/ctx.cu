@@ -150,6 +150,7 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
         if (c->wit[k].done) cudaEventDestroy(c->wit[k].done);
     }
     if (c->pf_st) cudaStreamDestroy(c->pf_st);
+    gpu_wpack_free(c);
     pthread_mutex_destroy(&c->wit_mu);
     pthread_mutex_destroy(&c->pf_mu);
     for (int w = 0; w < GPU_STAGERS; w++)

@@ -61,6 +61,51 @@ struct gpu_stager {
     size_t chunk;   /* bytes per buffer in use (GPU_STAGE_CHUNK, or less: test hook) */
 };
 
+/* Packed witness. A witness is mostly zeros and ones (a 32 GiB PoRep partition: 45% and 45%
+ * of its 4 GiB), so it travels and stays on the device packed: per block of 32 values, 2 bits
+ * each (0: zero, 1: one, 2: other) and the count of other values before the block; then the
+ * other values in order. A 32 GiB PoRep witness packs to ~0.5 GiB: its upload is that much
+ * shorter and a second witness buffer fits where an unpacked one did not (decisions.md,
+ * "Witnesses packed by value class"). */
+struct wblk {
+    uint64_t bits;
+    uint32_t pre;
+    uint32_t pad;
+};
+struct dwit {
+    const wblk *blk;
+    const dfr *val;
+};
+__device__ __forceinline__ unsigned wit_class(const wblk &b, uint32_t i) { return (unsigned)(b.bits >> (2 * (i & 31))) & 3; }
+/* the rank of value i among the block's other values, plus those before the block */
+__device__ __forceinline__ uint32_t wit_rank(const wblk &b, uint32_t i)
+{
+    return b.pre + __popcll(b.bits & 0xaaaaaaaaaaaaaaaaull & ((1ull << (2 * (i & 31))) - 1));
+}
+__device__ __forceinline__ dfr wit_get(const dwit &w, uint32_t i)
+{
+    const wblk b = w.blk[i >> 5];
+    const unsigned c = wit_class(b, i);
+    return c == 0 ? f_zero<fr_params>() : c == 1 ? f_one<fr_params>() : w.val[wit_rank(b, i)];
+}
+/* A packed witness on the host (pinned, per stager) and its device size. */
+struct gpu_wit_packed {
+    const wblk *blk;
+    const fr_t *val;
+    size_t nblk, n_other;
+    size_t valoff;   /* device offset of the values: after the blocks, 256-byte aligned */
+    size_t bytes;    /* device bytes */
+};
+struct gpu_wpack_buf {
+    wblk *blk;
+    size_t blk_cap;
+    fr_t *val;
+    size_t val_cap;
+    uint64_t *gcount;
+    size_t gcount_cap;
+    cudaEvent_t done;   /* end of the last upload from these buffers */
+};
+
 /* One device copy of a witness (inputs ++ aux), known by the host pointers and sizes it was
  * uploaded from: READY between gpu_g16_stage_witness and the backend call (or
  * gpu_g16_unstage_witness) that takes it, BUSY while uploading or proving. */
@@ -69,6 +114,7 @@ enum { WIT_FREE = 0, WIT_BUSY = 1, WIT_READY = 2 };
 struct gpu_wit_slot {
     void *d;
     size_t cap;
+    size_t valoff;   /* the packed copy's values (struct gpu_wit_packed) */
     int state;
     const void *inputs, *aux;
     size_t n_in, n_aux;
@@ -158,6 +204,8 @@ struct gpu_ctx {
     uint32_t *d_long[3];
     uint32_t n_long[3];
     uint64_t spmv_lim;         /* their bound: longer than this (spmv.long when listed) */
+    struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (prover.cu) */
+    size_t wit_cur_bytes;      /* the packed bytes of the witness being proved */
 };
 
 #define COSET_TAB 16384u
@@ -186,11 +234,20 @@ bool gpu_host_is_pinned(const void *p, size_t bytes);
  * has been read. *staged (nullable) is set when the staging path was taken. */
 int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cudaStream_t st,
             bool *staged, struct cuzk_error *err);
-/* Witness w = inputs ++ aux of shape s to device buffer d (gpu_h2d through stager `which`,
- * queued on st); gpu_wit_bytes is its size. (prover.cu) */
+/* Witness w = inputs ++ aux of shape s (prover.cu): gpu_wit_bytes is its unpacked size;
+ * gpu_wit_pack packs it into stager `which`'s pinned buffers (on the CPU pool; waits for their
+ * last upload), gpu_wit_put copies a packing to device buffer d (p->bytes) on st. */
 size_t gpu_wit_bytes(const struct g16_shape *s);
-int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
-                   const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err);
+int gpu_wit_pack(struct gpu_ctx *ctx, int which, const struct g16_shape *s, const struct g16_assignment *w,
+                 struct gpu_wit_packed *p, struct cuzk_error *err);
+int gpu_wit_put(struct gpu_ctx *ctx, int which, void *d, const struct gpu_wit_packed *p, cudaStream_t st,
+                struct cuzk_error *err);
+static inline dwit gpu_wit_dev(const void *d, size_t valoff)
+{
+    dwit w = {(const wblk *)d, (const dfr *)((const char *)d + valoff)};
+    return w;
+}
+void gpu_wpack_free(struct gpu_ctx *ctx);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
@@ -217,7 +274,7 @@ int gpu_g2_sum_bitmap_dev(struct gpu_ctx *ctx, g2x_d *out, const g2a_d *bases,
                           const uint32_t *bitmap, size_t n, cudaStream_t st,
                           struct cuzk_error *err);
 /* ---- SpMV (spmv.cu): out = M . w for the resident shape's matrix m (0 = A, 1 = B, 2 = C) */
-int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
+int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, dwit w, cudaStream_t st,
                  struct cuzk_error *err);
 /* At shape load: list the long rows (*bytes: their device bytes); unload frees them. */
 int gpu_spmv_prepare(struct gpu_ctx *ctx, const struct g16_shape *s, size_t *bytes, struct cuzk_error *err);

@@ -130,9 +130,10 @@ int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, str
 /* natural order in and out, out of place (the bit reversal folded into the last pass) */
 int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* The three SpMVs (A, B, C) of shape s over a random witness; the long-row lists are rebuilt
- * for the spmv.long knob as it is set now. */
-int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, int reps, double *ms, struct cuzk_error *err);
+/* The three SpMVs (A, B, C) of shape s over witness w (packed and uploaded once, not timed);
+ * the long-row lists are rebuilt for the spmv.long knob as it is set now. */
+int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w, int reps,
+                   double *ms, struct cuzk_error *err);
 /* g = 1 (G1, points are g1_aff_t) or 2 (G2, g2_aff_t); bitmap_density > 0 times the 0/1 sum
  * at that density instead of the MSM. */
 int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,

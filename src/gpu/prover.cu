@@ -8,15 +8,16 @@
 
 /* Ones bitmap (bit i: scalar i == 1) and tail flags (scalar not 0 and not 1); scalar i is
  * w[sel[i]] (sel non-NULL) or w[off + i]. One warp writes one bitmap word. */
-__global__ void k_split(uint32_t *ones, uint32_t *flags, const dfr *w, const uint32_t *sel,
+__global__ void k_split(uint32_t *ones, uint32_t *flags, dwit w, const uint32_t *sel,
                         uint32_t off, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     bool one = false, tail = false;
     if (i < n) {
-        dfr s = w[sel ? sel[i] : off + i];
-        one = f_is_one(s);
-        tail = !one && !f_is_zero(s);
+        const uint32_t v = sel ? sel[i] : off + i;
+        const unsigned c = wit_class(w.blk[v >> 5], v);   /* the packing's class is the split */
+        one = c == 1;
+        tail = c == 2;
         flags[i] = tail;
     }
     uint32_t b = __ballot_sync(0xffffffffu, one);
@@ -24,7 +25,7 @@ __global__ void k_split(uint32_t *ones, uint32_t *flags, const dfr *w, const uin
 }
 
 __global__ void k_gather_tail(uint32_t *tail_idx, dfr *tail_sc, uint32_t *num, const uint32_t *flags,
-                              const uint32_t *pos, const dfr *w, const uint32_t *sel, uint32_t off,
+                              const uint32_t *pos, dwit w, const uint32_t *sel, uint32_t off,
                               uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -32,7 +33,8 @@ __global__ void k_gather_tail(uint32_t *tail_idx, dfr *tail_sc, uint32_t *num, c
     if (flags[i]) {
         uint32_t p = pos[i];
         tail_idx[p] = i;
-        tail_sc[p] = w[sel ? sel[i] : off + i];
+        const uint32_t v = sel ? sel[i] : off + i;
+        tail_sc[p] = w.val[wit_rank(w.blk[v >> 5], v)];
     }
     if (i == n - 1) *num = pos[i] + flags[i];
 }
@@ -46,7 +48,7 @@ struct split {
     uint32_t tail;
 };
 
-static int split_scalars(struct gpu_ctx *ctx, struct split *sp, const dfr *w, const uint32_t *sel,
+static int split_scalars(struct gpu_ctx *ctx, struct split *sp, dwit w, const uint32_t *sel,
                          uint32_t off, size_t n, cudaStream_t st, struct cuzk_error *err)
 {
     void *flags, *pos, *num, *cub;
@@ -327,7 +329,7 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
                       struct cuzk_error *err);
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
 
 /* ---- witness buffers and prefetch ----
@@ -351,6 +353,14 @@ static void wit_forget(struct gpu_wit_slot *k)
     k->n_in = k->n_aux = 0;
 }
 
+/* A packed witness's size varies a little from partition to partition: its buffer is
+ * allocated with room to spare (a reallocation synchronises the device). */
+static size_t wit_alloc_size(size_t bytes)
+{
+    const size_t g = (size_t)64 << 20, want = bytes + bytes / 16;
+    return bytes <= g ? bytes : (want + g - 1) / g * g;
+}
+
 /* Grow slot k's buffer to `bytes` (its state is BUSY: no other thread touches it). */
 static int wit_reserve(struct gpu_ctx *ctx, struct gpu_wit_slot *k, size_t bytes, struct cuzk_error *err)
 {
@@ -359,9 +369,20 @@ static int wit_reserve(struct gpu_ctx *ctx, struct gpu_wit_slot *k, size_t bytes
     if (k->d) cudaFree(k->d);
     k->d = NULL;
     k->cap = 0;
-    int rc = gpu_malloc(ctx, &k->d, bytes, "witness buffer", err);
-    if (!rc) k->cap = bytes;
+    const size_t want = wit_alloc_size(bytes);
+    int rc = gpu_malloc(ctx, &k->d, want, "witness buffer", err);
+    if (!rc) k->cap = want;
     return rc;
+}
+
+/* Device bytes of the witness buffers other than k (caps change only under pf_mu or the
+ * device lock). */
+static size_t wit_others(const struct gpu_ctx *ctx, const struct gpu_wit_slot *k)
+{
+    size_t n = 0;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (&ctx->wit[i] != k) n += ctx->wit[i].cap;
+    return n;
 }
 
 /* Under wit_mu: the slot for witness w of `bytes`: its staged copy (*hit), else a free slot
@@ -387,36 +408,176 @@ static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape
     return k;
 }
 
-/* Witness buffers already large enough for `bytes` (wit_mu not needed: caps change only
- * under pf_mu, which the caller holds, or in the backend under the device lock). */
-static int wit_sized(const struct gpu_ctx *ctx, size_t bytes)
-{
-    int n = 0;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++) n += ctx->wit[i].cap >= bytes;
-    return n;
-}
-
 size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t); }
 
-int gpu_wit_upload(struct gpu_ctx *ctx, int which, void *d, const struct g16_shape *s,
-                   const struct g16_assignment *w, cudaStream_t st, struct cuzk_error *err)
+/* ---- packing (gpu_internal.cuh, struct wblk): two passes over groups of blocks on the CPU
+ * pool. The first classifies every value and counts the other values of each block and group;
+ * after a prefix over the groups, the second adds each group's offset and copies its other
+ * values. Only the first reads the whole witness. */
+#define WPACK_GROUP 4096   /* blocks per group: 2^17 values, 4 MiB of witness */
+
+struct wpack_job {
+    const fr_t *in, *aux;
+    uint64_t n_in, n;
+    wblk *blk;
+    fr_t *val;
+    uint64_t *gcount;
+    size_t nblk;
+};
+
+static inline const fr_t *wpack_value(const struct wpack_job *j, uint64_t i)
 {
-    int rc = gpu_h2d(ctx, which, d, w->inputs, s->n_inputs * sizeof(fr_t), st, NULL, err);
-    if (!rc) rc = gpu_h2d(ctx, which, (fr_t *)d + s->n_inputs, w->aux, s->n_aux * sizeof(fr_t), st, NULL, err);
+    return i < j->n_in ? &j->in[i] : &j->aux[i - j->n_in];
+}
+
+static inline unsigned wpack_class(const fr_t *v)
+{
+    const uint64_t *x = (const uint64_t *)v, *o = (const uint64_t *)&FR_ONE;
+    if (!(x[0] | x[1] | x[2] | x[3])) return 0;
+    return x[0] == o[0] && x[1] == o[1] && x[2] == o[2] && x[3] == o[3] ? 1 : 2;
+}
+
+static void wpack_count(void *vj, size_t g0, size_t g1, unsigned worker)
+{
+    (void)worker;
+    struct wpack_job *j = (struct wpack_job *)vj;
+    for (size_t g = g0; g < g1; g++) {
+        uint64_t local = 0;
+        const size_t b1 = (g + 1) * WPACK_GROUP < j->nblk ? (g + 1) * WPACK_GROUP : j->nblk;
+        for (size_t b = g * WPACK_GROUP; b < b1; b++) {
+            uint64_t bits = 0;
+            const uint64_t i0 = (uint64_t)b * 32, i1 = i0 + 32 < j->n ? i0 + 32 : j->n;
+            for (uint64_t i = i0; i < i1; i++) bits |= (uint64_t)wpack_class(wpack_value(j, i)) << (2 * (i - i0));
+            j->blk[b].bits = bits;
+            j->blk[b].pre = (uint32_t)local;   /* within the group until the second pass */
+            j->blk[b].pad = 0;
+            local += (uint64_t)__builtin_popcountll(bits & 0xaaaaaaaaaaaaaaaaull);
+        }
+        j->gcount[g] = local;
+    }
+}
+
+static void wpack_fill(void *vj, size_t g0, size_t g1, unsigned worker)
+{
+    (void)worker;
+    struct wpack_job *j = (struct wpack_job *)vj;
+    for (size_t g = g0; g < g1; g++) {
+        const size_t b1 = (g + 1) * WPACK_GROUP < j->nblk ? (g + 1) * WPACK_GROUP : j->nblk;
+        for (size_t b = g * WPACK_GROUP; b < b1; b++) {
+            j->blk[b].pre += (uint32_t)j->gcount[g];
+            fr_t *o = j->val + j->blk[b].pre;
+            for (uint64_t m = j->blk[b].bits & 0xaaaaaaaaaaaaaaaaull; m; m &= m - 1)
+                *o++ = *wpack_value(j, (uint64_t)b * 32 + (unsigned)__builtin_ctzll(m) / 2);
+        }
+    }
+}
+
+/* Pinned buffer *p of at least `bytes` (grow-only, with an eighth to spare) */
+static int wpack_grow(void **p, size_t *cap, size_t bytes, struct cuzk_error *err)
+{
+    if (*cap >= bytes) return CUZK_OK;
+    if (*p) cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    const size_t want = bytes + bytes / 8;
+    int rc = gpu_host_alloc_pinned(p, want, err);
+    if (!rc) *cap = want;
     return rc;
+}
+
+int gpu_wit_pack(struct gpu_ctx *ctx, int which, const struct g16_shape *s, const struct g16_assignment *w,
+                 struct gpu_wit_packed *p, struct cuzk_error *err)
+{
+    struct gpu_wpack_buf *B = &ctx->wpack[which];
+    const uint64_t n = (uint64_t)s->n_inputs + s->n_aux;
+    if (n > UINT32_MAX)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu witness: %llu values, at most 2^32 - 1 are supported",
+                         (unsigned long long)n);
+    if (!B->done) CK(cudaEventCreateWithFlags(&B->done, cudaEventDisableTiming));
+    CK(cudaEventSynchronize(B->done));   /* the buffers' last upload has read them */
+    struct wpack_job j = {w->inputs, w->aux, s->n_inputs, n, NULL, NULL, NULL, (size_t)((n + 31) / 32)};
+    const size_t groups = (j.nblk + WPACK_GROUP - 1) / WPACK_GROUP;
+    int rc = wpack_grow((void **)&B->blk, &B->blk_cap, (j.nblk ? j.nblk : 1) * sizeof(wblk), err);
+    if (!rc && B->gcount_cap < groups) {
+        uint64_t *g = (uint64_t *)realloc(B->gcount, groups * sizeof *g);
+        if (!g) rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu witness: host allocation of %zu group counts failed", groups);
+        else B->gcount = g, B->gcount_cap = groups;
+    }
+    if (rc) return rc;
+    j.blk = B->blk;
+    j.gcount = B->gcount;
+    struct pool *pool = pool_default();
+    if (groups > 1 && pool) pool_parallel_for(pool, groups, 1, wpack_count, &j);
+    else wpack_count(&j, 0, groups, 0);
+    uint64_t total = 0;
+    for (size_t g = 0; g < groups; g++) {
+        const uint64_t c = j.gcount[g];
+        j.gcount[g] = total;
+        total += c;
+    }
+    rc = wpack_grow((void **)&B->val, &B->val_cap, (total ? total : 1) * sizeof(fr_t), err);
+    if (rc) return rc;
+    j.val = B->val;
+    if (groups > 1 && pool) pool_parallel_for(pool, groups, 1, wpack_fill, &j);
+    else wpack_fill(&j, 0, groups, 0);
+    p->blk = B->blk;
+    p->val = B->val;
+    p->nblk = j.nblk;
+    p->n_other = total;
+    p->valoff = (j.nblk * sizeof(wblk) + 255) & ~(size_t)255;
+    p->bytes = p->valoff + (total ? total : 1) * sizeof(fr_t);
+    return CUZK_OK;
+}
+
+int gpu_wit_put(struct gpu_ctx *ctx, int which, void *d, const struct gpu_wit_packed *p, cudaStream_t st,
+                struct cuzk_error *err)
+{
+    if (p->nblk) CK(cudaMemcpyAsync(d, p->blk, p->nblk * sizeof(wblk), cudaMemcpyHostToDevice, st));
+    if (p->n_other)
+        CK(cudaMemcpyAsync((char *)d + p->valoff, p->val, p->n_other * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    CK(cudaEventRecord(ctx->wpack[which].done, st));
+    return CUZK_OK;
+}
+
+void gpu_wpack_free(struct gpu_ctx *ctx)
+{
+    for (int i = 0; i < GPU_STAGERS; i++) {
+        struct gpu_wpack_buf *B = &ctx->wpack[i];
+        if (B->blk) cudaFreeHost(B->blk);
+        if (B->val) cudaFreeHost(B->val);
+        if (B->done) cudaEventDestroy(B->done);
+        free(B->gcount);
+        memset(B, 0, sizeof *B);
+    }
 }
 
 extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
                                      const struct g16_assignment *w, struct cuzk_error *err)
 {
     if (!ctx || !s || !w) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_stage_witness: NULL argument");
-    const size_t bytes = gpu_wit_bytes(s);
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
     pthread_mutex_lock(&ctx->pf_mu);
     pthread_mutex_lock(&ctx->wit_mu);
+    bool hit = false;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) hit = true;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    if (hit) {
+        pthread_mutex_unlock(&ctx->pf_mu);
+        return CUZK_OK;   /* already staged */
+    }
+    /* pack first (on the CPU, beside the kernels of the proof that holds the GPU): the slot
+     * is chosen by the packed size */
+    struct gpu_wit_packed pk;
+    rc = gpu_wit_pack(ctx, GPU_STAGER_PREFETCH, s, w, &pk, err);
+    if (rc) {
+        pthread_mutex_unlock(&ctx->pf_mu);
+        return rc;
+    }
+    const size_t bytes = pk.bytes;
+    pthread_mutex_lock(&ctx->wit_mu);
     const bool warm = ctx->proofs > 0;
-    bool hit;
     struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, false, &hit);
     if (k && !hit) k->state = WIT_BUSY;
     pthread_mutex_unlock(&ctx->wit_mu);
@@ -435,11 +596,11 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         if (!warm)
             rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
                            "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-        else if (ctx->plan_wit == 1 && wit_sized(ctx, bytes) >= 1)
+        else if (ctx->plan_wit == 1 && wit_others(ctx, k) + wit_alloc_size(bytes) > gpu_wit_bytes(s))
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_g16_stage_witness: the memory plan of GPU %d has "
-                           "room for one witness buffer", ctx->dev);
+                           "room for one unpacked witness, and this one would not fit beside the other in it", ctx->dev);
         else   /* the slot's smaller buffer is given back first */
-            rc = gpu_mem_check(ctx, bytes + spare - k->cap,
+            rc = gpu_mem_check(ctx, wit_alloc_size(bytes) + spare - k->cap,
                                "gpu_g16_stage_witness: second witness buffer (1 GiB spare included)", err);
     }
     if (!rc) rc = wit_reserve(ctx, k, bytes, err);   /* grows the buffer, creates its event */
@@ -447,7 +608,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         cudaError_t e = cudaStreamCreateWithFlags(&ctx->pf_st, cudaStreamNonBlocking);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamCreate(prefetch)", __FILE__, __LINE__);
     }
-    if (!rc) rc = gpu_wit_upload(ctx, GPU_STAGER_PREFETCH, k->d, s, w, ctx->pf_st, err);
+    if (!rc) rc = gpu_wit_put(ctx, GPU_STAGER_PREFETCH, k->d, &pk, ctx->pf_st, err);
     if (!rc) {
         cudaError_t e = cudaEventRecord(k->done, ctx->pf_st);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaEventRecord(witness)", __FILE__, __LINE__);
@@ -458,6 +619,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         wit_forget(k);
     } else {
         k->state = WIT_READY;
+        k->valoff = pk.valoff;
         k->inputs = w->inputs;
         k->aux = w->aux;
         k->n_in = s->n_inputs;
@@ -490,10 +652,21 @@ extern "C" bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx) { return 
 static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
                        cudaStream_t st, struct gpu_wit_slot **out, struct cuzk_error *err)
 {
-    const size_t bytes = gpu_wit_bytes(s);
-    bool hit;
+    bool hit = false;
     pthread_mutex_lock(&ctx->wit_mu);
-    struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, true, &hit);
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) hit = true;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    /* not staged: packed here, under the device lock (the staged path packs beside the
+     * previous proof's kernels) */
+    struct gpu_wit_packed pk;
+    memset(&pk, 0, sizeof pk);
+    if (!hit) {
+        int rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &pk, err);
+        if (rc) return rc;
+    }
+    pthread_mutex_lock(&ctx->wit_mu);
+    struct gpu_wit_slot *k = wit_pick(ctx, s, w, pk.bytes, true, &hit);
     if (k) {
         if (!hit) wit_forget(k);
         k->state = WIT_BUSY;
@@ -504,14 +677,18 @@ static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const str
         return cuzk_fail(err, CUZK_E_BUSY,
                          "gpu_g16_backend: both witness buffers of GPU %d are in use (one backend call per "
                          "context at a time: serialise callers with gpu_ctx_lock)", ctx->dev);
-    int rc = wit_reserve(ctx, k, bytes, err);   /* (creates the event; a hit has the room) */
+    int rc = wit_reserve(ctx, k, pk.bytes, err);   /* (creates the event; a hit has the room) */
     /* st waits for the buffer's last staged upload: the copy it proves from, or an evicted
      * copy still in flight that the new upload must not race (no-op when none was recorded) */
     if (!rc) {
         cudaError_t e = cudaStreamWaitEvent(st, k->done, 0);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamWaitEvent(witness)", __FILE__, __LINE__);
     }
-    if (!rc && !hit) rc = gpu_wit_upload(ctx, GPU_STAGER_MAIN, k->d, s, w, st, err);
+    if (!rc && !hit) {
+        rc = gpu_wit_put(ctx, GPU_STAGER_MAIN, k->d, &pk, st, err);
+        k->valoff = pk.valoff;
+    }
+    ctx->wit_cur_bytes = hit ? k->cap : pk.bytes;
     if (rc) {
         pthread_mutex_lock(&ctx->wit_mu);
         wit_forget(k);
@@ -599,7 +776,7 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     struct gpu_wit_slot *ws = NULL;
     rc = wit_acquire(ctx, s, w, st, &ws, err);
     if (rc) return rc;
-    rc = prove_phases(out, s, pk, ctx, sm, t, (const dfr *)ws->d, d, lg, N, t0, err);
+    rc = prove_phases(out, s, pk, ctx, sm, t, gpu_wit_dev(ws->d, ws->valoff), d, lg, N, t0, err);
     if (!rc) {
         cudaError_t e = cudaStreamSynchronize(st);
         if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamSynchronize", __FILE__, __LINE__);
@@ -620,7 +797,7 @@ static void jac_add(g2_jac_t *out, const g2_jac_t *p) { g2_jac_add(out, out, p);
  * split is made here and left in *sp. */
 template <class F, class J>
 static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, const void *resident,
-                   uint64_t n_all, const dfr *dw, const uint32_t *sel, uint32_t off, struct split *sp,
+                   uint64_t n_all, dwit dw, const uint32_t *sel, uint32_t off, struct split *sp,
                    bool reuse, cudaStream_t st, struct cuzk_error *err)
 {
     int i0, i1, rc = CUZK_OK;
@@ -644,7 +821,7 @@ static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, cons
 /* The L, A, B_G1 and B_G2 MSMs (they need the witness, not h), in proof order on stream st;
  * with sm the key's vectors 1..4 come from the streamer. */
 static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                       cudaStream_t st, struct cuzk_error *err)
 {
     uint64_t t0 = cuzk_now_ns(), dt;
@@ -733,7 +910,7 @@ static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *
                 ctx->slot_size[sl] = 0;
             }
     }
-    const size_t wb = gpu_wit_bytes(s);
+    const size_t wb = wit_alloc_size(ctx->wit_cur_bytes);
     bool both = true;
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
@@ -764,7 +941,7 @@ static void msm_loans_end(struct gpu_ctx *ctx)
 
 /* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
-                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, const dfr *dw,
+                        struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err)
 {
     int rc;
@@ -773,7 +950,7 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     for (int i = 0; i < 3; i++) {
         if (N > s->n_constraints)
             CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));
-        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, dw, st, err);
         if (rc) return rc;
     }
     uint64_t dt = lap(st, &t0);

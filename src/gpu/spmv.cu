@@ -11,36 +11,47 @@
 
 #include "gpu_internal.cuh"
 
-__device__ __forceinline__ dfr spmv_term(const uint32_t *col, const uint16_t *ci, const dfr *coeffs,
-                                         const dfr *w, uint64_t k)
+/* one term: the witness value (packed: zero and one cost no gather of a value) times its
+ * coefficient (coefficient 1: no multiplication) */
+__device__ __forceinline__ void spmv_add(dfr &acc, const uint32_t *col, const uint16_t *ci, const dfr *coeffs,
+                                         const dwit &w, uint64_t k)
 {
-    const dfr c = coeffs[ci[k]], x = w[col[k]];
-    return f_is_one(c) ? x : c * x;
+    const uint32_t v = col[k];
+    const wblk b = w.blk[v >> 5];
+    const unsigned cl = wit_class(b, v);
+    if (cl == 0) return;
+    const dfr c = coeffs[ci[k]];
+    if (cl == 1) {
+        acc = acc + c;
+        return;
+    }
+    const dfr x = w.val[wit_rank(b, v)];
+    acc = acc + (f_is_one(c) ? x : c * x);
 }
 
 /* rows of at most `lim` terms; the long ones are left to k_spmv_long */
 __global__ void k_spmv_short(dfr *out, const uint64_t *rp, const uint32_t *col, const uint16_t *ci,
-                             const dfr *coeffs, const dfr *w, uint64_t rows, uint64_t lim)
+                             const dfr *coeffs, dwit w, uint64_t rows, uint64_t lim)
 {
     uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
     const uint64_t k0 = rp[r], k1 = rp[r + 1];
     if (k1 - k0 > lim) return;
     dfr acc = f_zero<fr_params>();
-    for (uint64_t k = k0; k < k1; k++) acc = acc + spmv_term(col, ci, coeffs, w, k);
+    for (uint64_t k = k0; k < k1; k++) spmv_add(acc, col, ci, coeffs, w, k);
     out[r] = acc;
 }
 
 /* one warp per listed long row */
 __global__ void k_spmv_long(dfr *out, const uint64_t *rp, const uint32_t *col, const uint16_t *ci,
-                            const dfr *coeffs, const dfr *w, const uint32_t *long_rows, uint32_t n_long)
+                            const dfr *coeffs, dwit w, const uint32_t *long_rows, uint32_t n_long)
 {
     const uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t lane = threadIdx.x & 31;
     if (g / 32 >= n_long) return;   /* whole warps leave together: blockDim is a multiple of 32 */
     const uint32_t r = long_rows[g / 32];
     dfr acc = f_zero<fr_params>();
-    for (uint64_t k = rp[r] + lane, e = rp[r + 1]; k < e; k += 32) acc = acc + spmv_term(col, ci, coeffs, w, k);
+    for (uint64_t k = rp[r] + lane, e = rp[r + 1]; k < e; k += 32) spmv_add(acc, col, ci, coeffs, w, k);
 #pragma unroll
     for (unsigned d = 16; d; d >>= 1) acc = acc + shfl_f<false>(acc, d);
     if (!lane) out[r] = acc;
@@ -88,7 +99,7 @@ int gpu_spmv_prepare(struct gpu_ctx *ctx, const struct g16_shape *s, size_t *byt
     return CUZK_OK;
 }
 
-int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, const dfr *w, cudaStream_t st,
+int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, dwit w, cudaStream_t st,
                  struct cuzk_error *err)
 {
     const struct g16_shape *s = ctx->shape;
@@ -113,18 +124,20 @@ extern "C" int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c,
     int rc = gpu_set_device(ctx, err);
     if (!rc) rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
-    const size_t rows = s->n_constraints, wb = gpu_wit_bytes(s);
+    const size_t rows = s->n_constraints;
+    struct gpu_wit_packed p;
     void *dw, *d[3];
-    rc = gpu_scratch(ctx, SL_W, wb ? wb : sizeof(fr_t), &dw, err);
+    rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &p, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_W, p.bytes, &dw, err);
     for (int i = 0; !rc && i < 3; i++)
         rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), (rows ? rows : 1) * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
     cudaStream_t st = ctx->st[0];
-    rc = gpu_wit_upload(ctx, GPU_STAGER_MAIN, dw, s, w, st, err);
+    rc = gpu_wit_put(ctx, GPU_STAGER_MAIN, dw, &p, st, err);
     if (rc) return rc;
     fr_t *h[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
-        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, gpu_wit_dev(dw, p.valoff), st, err);
         if (rc) return rc;
         if (rows) CK(cudaMemcpyAsync(h[i], d[i], rows * sizeof(fr_t), cudaMemcpyDeviceToHost, st));
     }
@@ -132,8 +145,8 @@ extern "C" int gpu_eval_abc(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c,
     return CUZK_OK;
 }
 
-extern "C" int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, int reps, double *ms,
-                              struct cuzk_error *err)
+extern "C" int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                              int reps, double *ms, struct cuzk_error *err)
 {
     int rc = gpu_set_device(ctx, err);
     if (!rc) rc = gpu_ctx_load_shape(ctx, s, err);
@@ -141,17 +154,18 @@ extern "C" int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, in
     gpu_spmv_unload(ctx);
     size_t lb;
     rc = gpu_spmv_prepare(ctx, s, &lb, err);
-    const size_t rows = s->n_constraints ? s->n_constraints : 1, nw = (size_t)s->n_inputs + s->n_aux;
+    const size_t rows = s->n_constraints ? s->n_constraints : 1;
+    struct gpu_wit_packed p;
     void *dw = NULL, *d[3];
-    if (!rc) rc = gpu_scratch(ctx, SL_W, nw * sizeof(fr_t), &dw, err);
+    if (!rc) rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &p, err);
+    if (!rc) rc = gpu_scratch(ctx, SL_W, p.bytes, &dw, err);
     for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), rows * sizeof(fr_t), &d[i], err);
-    if (rc) return rc;
     cudaStream_t st = ctx->st[0];
-    k_fill_field<dfr><<<gpu_div_up(nw, 256), 256, 0, st>>>((dfr *)dw, (uint32_t)nw, 91);
-    CK_LAUNCH();
+    if (!rc) rc = gpu_wit_put(ctx, GPU_STAGER_MAIN, dw, &p, st, err);
+    if (rc) return rc;
     return gpu_time_reps(st, reps, ms, [&]() {
         int r = CUZK_OK;
-        for (int i = 0; !r && i < 3; i++) r = gpu_spmv_dev(ctx, (dfr *)d[i], i, (const dfr *)dw, st, err);
+        for (int i = 0; !r && i < 3; i++) r = gpu_spmv_dev(ctx, (dfr *)d[i], i, gpu_wit_dev(dw, p.valoff), st, err);
         return r;
     }, err);
 }

@@ -44,7 +44,8 @@ TEST(spmv_matches_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    const uint64_t ns[] = {5, 97, 1001, 20000};
+    /* the last two span several packing groups of the witness (2^17 values each) */
+    const uint64_t ns[] = {5, 97, 1001, 20000, 300001, 300017};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         struct fixture f;
         f.p = (struct synth_params){ns[k], 3, false};
