@@ -27,6 +27,8 @@ enum gpu_key_mode { GPU_KEY_RESIDENT, GPU_KEY_STREAMED };
 
 struct gpu_plan {
     enum gpu_key_mode key_mode;
+    bool shape_mapped;                       /* the constraint matrices stay in page-locked
+                                              * host memory, read by the SpMV over PCIe */
     unsigned witness_buffers;                /* 2: the next proof's witness is staged ahead */
     uint64_t key_bytes;                      /* on the device for the key: all of it, or the
                                               * streamer's two buffers of stream_chunk bytes */
@@ -35,7 +37,8 @@ struct gpu_plan {
                                               * MSMs then run per piece and add up) */
     uint64_t work_bytes;                     /* one proof: the h pipeline's three domain vectors
                                               * (the MSMs borrow them), MSM growth, margin */
-    uint64_t total;                          /* everything planned; never above in->mem */
+    uint64_t total;                          /* everything planned (the matrices unless
+                                              * mapped); never above in->mem */
 };
 
 /* The working set one proof needs beside its key, shape and witness: 3 N field elements for
@@ -45,11 +48,12 @@ uint64_t gpu_plan_work_bytes(uint64_t domain);
 
 #define GPU_PLAN_MIN_CHUNK (512ull << 20)   /* smallest streamed piece: 5.6 M G1 points */
 
-/* The fastest plan that fits: resident key with two witness buffers, then with one, then a
- * streamed key with two, then with one; a streamed key in pieces of the largest vector when
- * two such buffers fit, else in the largest pieces that do (at least GPU_PLAN_MIN_CHUNK).
+/* The fastest plan that fits, in this order: resident key, matrices on the device, two
+ * witness buffers, then one; resident key, matrices in host memory, two, then one; then the
+ * same four with a streamed key. A streamed key goes in pieces of the largest vector when two
+ * such buffers fit, else in the largest pieces that do (at least GPU_PLAN_MIN_CHUNK).
  * CUZK_E_GPU_NOMEM, naming the smallest need and what it is made of, when not even a key
- * streamed in the smallest pieces with one witness buffer fits. */
+ * streamed in the smallest pieces, matrices in host memory and one witness buffer fit. */
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err);
 
 #endif

@@ -110,9 +110,15 @@ static void unload_pk(struct gpu_ctx *c)
 static void unload_shape(struct gpu_ctx *c)
 {
     for (int m = 0; m < 3; m++) {
-        if (c->d_rowptr[m]) cudaFree(c->d_rowptr[m]);
-        if (c->d_col[m]) cudaFree(c->d_col[m]);
-        if (c->d_cidx[m]) cudaFree(c->d_cidx[m]);
+        if (c->shape_mapped) {
+            for (int k = 0; k < 3; k++)
+                if (c->h_mat[m][k]) cudaFreeHost(c->h_mat[m][k]);
+        } else {
+            if (c->d_rowptr[m]) cudaFree(c->d_rowptr[m]);
+            if (c->d_col[m]) cudaFree(c->d_col[m]);
+            if (c->d_cidx[m]) cudaFree(c->d_cidx[m]);
+        }
+        for (int k = 0; k < 3; k++) c->h_mat[m][k] = NULL;
         c->d_rowptr[m] = NULL;
         c->d_col[m] = NULL;
         c->d_cidx[m] = NULL;
@@ -124,6 +130,8 @@ static void unload_shape(struct gpu_ctx *c)
     c->d_coeffs = NULL;
     c->d_a_sel = c->d_b_sel = NULL;
     c->shape = NULL;
+    c->shape_mapped = false;
+    c->shape_mat_bytes = 0;
 }
 
 extern "C" void gpu_ctx_unload(struct gpu_ctx *c)
@@ -168,6 +176,7 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
 }
 
 extern "C" int gpu_ctx_device(const struct gpu_ctx *ctx) { return ctx->dev; }
+extern "C" bool gpu_ctx_shape_mapped(const struct gpu_ctx *ctx) { return ctx && ctx->shape_mapped; }
 extern "C" void gpu_ctx_lock(struct gpu_ctx *ctx)
 {
     pthread_mutex_lock(&g_lock_mu);
@@ -307,6 +316,41 @@ static int upload(struct gpu_ctx *ctx, void **d, const void *h, size_t bytes, co
     return CUZK_OK;
 }
 
+/* The resident shape's matrices move to pinned host memory, read by the SpMV over PCIe (the
+ * memory plan's shape_mapped): a copy into memory this context owns, since registering the
+ * caller's arrays in place would page-lock pages they may share with other allocations. */
+static int shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err)
+{
+    const struct g16_shape *s = ctx->shape;
+    const struct g16_matrix *mats[3] = {&s->a, &s->b, &s->c};
+    void **dev[3][3] = {{(void **)&ctx->d_rowptr[0], (void **)&ctx->d_col[0], (void **)&ctx->d_cidx[0]},
+                        {(void **)&ctx->d_rowptr[1], (void **)&ctx->d_col[1], (void **)&ctx->d_cidx[1]},
+                        {(void **)&ctx->d_rowptr[2], (void **)&ctx->d_col[2], (void **)&ctx->d_cidx[2]}};
+    CK(cudaDeviceSynchronize());   /* no SpMV reads the device copies any more */
+    for (int m = 0; m < 3; m++) {
+        const void *src[3] = {mats[m]->row_ptr, mats[m]->col, mats[m]->coeff_idx};
+        const size_t nb[3] = {(s->n_constraints + 1) * 8, mats[m]->nnz * 4, mats[m]->nnz * 2};
+        for (int k = 0; k < 3; k++) {
+            void *h = NULL, *d = NULL;
+            int rc = gpu_host_alloc_pinned(&h, nb[k] ? nb[k] : 8, err);
+            if (rc) return rc;
+            memcpy(h, src[k], nb[k]);
+            cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
+            if (e != cudaSuccess) {
+                cudaFreeHost(h);
+                return gpu_fail_cuda(err, e, "cudaHostGetDevicePointer(matrices)", __FILE__, __LINE__);
+            }
+            if (*dev[m][k]) cudaFree(*dev[m][k]);
+            *dev[m][k] = d;
+            ctx->h_mat[m][k] = h;
+        }
+    }
+    ctx->shape_mapped = true;
+    ctx->shape_dev_bytes -= ctx->shape_mat_bytes;
+    ctx->shape_mat_bytes = 0;
+    return CUZK_OK;
+}
+
 extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
                                struct cuzk_error *err)
 {
@@ -340,7 +384,8 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         memset(&in, 0, sizeof in);
         in.mem = fr > GPU_MEM_MARGIN ? fr - GPU_MEM_MARGIN + held : held;
         for (int k = 0; k < G16_PK_VECTORS; k++) in.key[k] = nb[k];
-        in.shape = ctx->shape_dev_bytes;
+        in.shape = ctx->shape_mat_bytes;   /* the rest of the shape stays on the device */
+        in.mem -= ctx->shape_dev_bytes - ctx->shape_mat_bytes;
         in.domain = 1;
         while (in.domain < ctx->shape->n_constraints) in.domain <<= 1;
         in.witness = gpu_wit_bytes(ctx->shape);
@@ -352,10 +397,12 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
          * cannot make the card larger) */
         if (rc && err) snprintf(ctx->plan_refused, sizeof ctx->plan_refused, "%s", err->msg);
         else if (rc) snprintf(ctx->plan_refused, sizeof ctx->plan_refused, "GPU memory plan: the key does not fit");
+        if (!rc && (plan.shape_mapped || gpu_tuning.shape_host) && !ctx->shape_mapped) rc = shape_map_host(ctx, err);
         if (!rc && plan.key_mode == GPU_KEY_STREAMED)
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_ctx_load_pk: the memory plan streams the key "
                            "(%.2f GiB for key, matrices and one proof; %.2f GiB usable)",
-                           (double)(need + in.shape + plan.work_bytes + in.witness) / 1073741824.0,
+                           (double)(need + (plan.shape_mapped ? 0 : in.shape) + plan.work_bytes + in.witness) /
+                               1073741824.0,
                            (double)in.mem / 1073741824.0);
     } else {
         rc = gpu_mem_check(ctx, need, "gpu_ctx_load_pk: proving key", err);
@@ -399,6 +446,7 @@ extern "C" int gpu_ctx_load_shape(struct gpu_ctx *ctx, const struct g16_shape *s
         need += (s->n_constraints + 1) * 8 + mats[m]->nnz * 6;
     int rc = gpu_mem_check(ctx, need, "gpu_ctx_load_shape: constraint matrices", err);
     ctx->shape_dev_bytes = need + ((size_t)s->n_inputs + s->a_aux_count + s->b_inp_count + s->b_aux_count) * 4;
+    ctx->shape_mat_bytes = need - s->n_coeffs * sizeof(fr_t);
     for (int m = 0; !rc && m < 3; m++) {
         if (!mats[m]->row_ptr) {
             rc = cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_ctx_load_shape: matrix %c not recorded (count-only shape)", "ABC"[m]);

@@ -206,6 +206,12 @@ struct gpu_ctx {
     uint64_t spmv_lim;         /* their bound: longer than this (spmv.long when listed) */
     struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (prover.cu) */
     size_t wit_cur_bytes;      /* the packed bytes of the witness being proved */
+    /* the constraint matrices (row_ptr, col, coeff_idx of A, B, C) on the device take
+     * shape_mat_bytes; when the memory plan maps them (shape_mapped), they live in pinned host
+     * memory h_mat instead and d_rowptr / d_col / d_cidx are its device addresses */
+    size_t shape_mat_bytes;
+    bool shape_mapped;
+    void *h_mat[3][3];
 };
 
 #define COSET_TAB 16384u

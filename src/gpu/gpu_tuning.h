@@ -74,7 +74,10 @@ extern "C" {
     X(stream_piece, "stream.piece", 0, 0, UINT64_MAX)                                              \
     /* SpMV rows of more terms take a warp each, read when a shape is loaded ("SpMV: a warp per  \
      * long row"); 4294967295: one thread per row */                                               \
-    X(spmv_long, "spmv.long", 16, 1, UINT32_MAX)
+    X(spmv_long, "spmv.long", 16, 1, UINT32_MAX)                                                  \
+    /* 1: a loaded key's matrices always go to pinned host memory (test hook; 0: when the       \
+     * memory plan maps them) */                                                                   \
+    X(shape_host, "shape.host", 0, 0, 1)
 
 struct gpu_tuning {
 #define GPU_TUNING_FIELD(f, name, dflt, lo, hi) uint64_t f;
@@ -114,6 +117,9 @@ bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx);
 unsigned gpu_ctx_sum_aff_rounds(const struct gpu_ctx *ctx);
 /* Whether the last MSM took its digits from plain-scalar word planes (one window per sort). */
 bool gpu_ctx_msm_digit_planes(const struct gpu_ctx *ctx);
+/* Whether the loaded shape's matrices live in pinned host memory (the memory plan's
+ * shape_mapped) rather than on the device. */
+bool gpu_ctx_shape_mapped(const struct gpu_ctx *ctx);
 /* Bytes of GPU working memory (scratch slots) this context holds. */
 size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx);
 /* Scratch requests of the prover's MSMs served from its idle h-pipeline memory since the

@@ -19,36 +19,38 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
         if (in->key[k] > largest) largest = in->key[k];
     }
     const uint64_t work = gpu_plan_work_bytes(in->domain);
-    const uint64_t base = in->shape + work;
-    /* in order of speed: a streamed key costs its whole size over PCIe per proof, far more
-     * than the upload of a witness under the device lock; smaller pieces cost more launches */
-    bool ok = false;
-    for (unsigned wit = 2; wit >= 1 && !ok; wit--)
-        if (base + key + wit * in->witness <= in->mem) {
-            out->key_mode = GPU_KEY_RESIDENT, out->witness_buffers = wit, out->key_bytes = key;
-            ok = true;
-        }
-    for (unsigned wit = 2; wit >= 1 && !ok; wit--) {
-        uint64_t need = base + wit * in->witness;
-        if (need >= in->mem) continue;
-        uint64_t chunk = (in->mem - need) / 2;
-        if (chunk > largest) chunk = largest;
-        if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
-        out->key_mode = GPU_KEY_STREAMED, out->witness_buffers = wit;
-        out->stream_chunk = chunk, out->key_bytes = 2 * chunk;
-        ok = true;
-    }
-    if (ok) {
-        out->work_bytes = work;
-        out->total = base + out->key_bytes + out->witness_buffers * in->witness;
-        return CUZK_OK;
-    }
+    /* in order of the bytes each proof moves over PCIe: a streamed key moves its whole size
+     * (47 GB at 32 GiB PoRep), matrices read from host memory theirs (7 GB), a witness upload
+     * under the device lock a fraction of a GB; smaller pieces cost more launches */
+    for (int streamed = 0; streamed < 2; streamed++)
+        for (int mapped = 0; mapped < 2; mapped++)
+            for (unsigned wit = 2; wit >= 1; wit--) {
+                const uint64_t need = (mapped ? 0 : in->shape) + work + wit * in->witness;
+                uint64_t kb = key, chunk = 0;
+                if (!streamed) {
+                    if (need + key > in->mem) continue;
+                } else {
+                    if (need >= in->mem) continue;
+                    chunk = (in->mem - need) / 2;
+                    if (chunk > largest) chunk = largest;
+                    if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
+                    kb = 2 * chunk;
+                }
+                out->key_mode = streamed ? GPU_KEY_STREAMED : GPU_KEY_RESIDENT;
+                out->shape_mapped = mapped;
+                out->witness_buffers = wit;
+                out->key_bytes = kb;
+                out->stream_chunk = chunk;
+                out->work_bytes = work;
+                out->total = need + kb;
+                return CUZK_OK;
+            }
     memset(out, 0, sizeof *out);
     const uint64_t piece = largest < GPU_PLAN_MIN_CHUNK ? largest : GPU_PLAN_MIN_CHUNK;
-    const uint64_t least = base + 2 * piece + in->witness;
+    const uint64_t least = work + 2 * piece + in->witness;
     return cuzk_fail(err, CUZK_E_GPU_NOMEM,
-                     "GPU memory plan: needs at least %.2f GiB (streamed key buffers %.2f, matrices "
-                     "%.2f, proof working set %.2f, witness %.2f GiB), may use %.2f GiB",
-                     least / GiB, 2 * piece / GiB, in->shape / GiB, work / GiB, in->witness / GiB,
-                     in->mem / GiB);
+                     "GPU memory plan: needs at least %.2f GiB (streamed key buffers %.2f, proof working "
+                     "set %.2f, witness %.2f GiB; the %.2f GiB of matrices read from host memory), may use "
+                     "%.2f GiB",
+                     least / GiB, 2 * piece / GiB, work / GiB, in->witness / GiB, in->shape / GiB, in->mem / GiB);
 }

@@ -1,6 +1,6 @@
 /* test_gpu_plan.c: the GPU memory plan (gpu_plan.h) over many (card, key, witness) sizes: it
  * never plans more than the memory it was given, it picks the fastest option that fits (an
- * exhaustive check of the four options, written here from the header's contract), and the
+ * exhaustive check of the eight options, written here from the header's contract), and the
  * 32 GiB PoRep and WindowPoSt keys land where the GPU runs showed they must. */
 #include <string.h>
 
@@ -17,8 +17,9 @@ static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
     return lo + x % (hi - lo + 1);
 }
 
-/* Option i (resident+2, resident+1, streamed+2, streamed+1) from the header's contract:
- * its total, or 0 when it does not fit; *chunk: the streamed piece size. */
+/* Option i from the header's contract: key streamed (i / 4), matrices in host memory
+ * (i / 2 % 2), one witness buffer (i % 2); its total, or 0 when it does not fit; *chunk: the
+ * streamed piece size. */
 static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
 {
     uint64_t key = 0, big = 0;
@@ -26,10 +27,10 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
         key += in->key[k];
         if (in->key[k] > big) big = in->key[k];
     }
-    uint64_t fixed = in->shape + 3 * in->domain * 32 + 12 * in->domain + 2 * GIB +
+    uint64_t fixed = (i / 2 % 2 ? 0 : in->shape) + 3 * in->domain * 32 + 12 * in->domain + 2 * GIB +
                      ((i % 2 == 0) ? 2 : 1) * in->witness;
     *chunk = 0;
-    if (i < 2) return fixed + key <= in->mem ? fixed + key : 0;
+    if (i < 4) return fixed + key <= in->mem ? fixed + key : 0;
     if (fixed >= in->mem) return 0;
     uint64_t c = (in->mem - fixed) / 2;
     if (c > big) c = big;
@@ -38,11 +39,16 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
     return fixed + 2 * c;
 }
 
+static int option_of(const struct gpu_plan *p)
+{
+    return (p->key_mode == GPU_KEY_STREAMED) * 4 + p->shape_mapped * 2 + (p->witness_buffers == 1);
+}
+
 TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
 {
     struct cuzk_error err_s, *err = &err_s;
     cuzk_rng *r = test_rng();
-    unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0;
+    unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0, mapped = 0;
     for (int t = 0; t < 20000; t++) {
         struct gpu_plan_in in;
         memset(&in, 0, sizeof in);
@@ -62,7 +68,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         int rc = gpu_plan_make(&in, &p, err);
         int want = -1;
         uint64_t want_total = 0, want_chunk = 0;
-        for (int i = 0; i < 4 && want < 0; i++)
+        for (int i = 0; i < 8 && want < 0; i++)
             if ((want_total = option_fit(&in, i, &want_chunk))) want = i;
         if (want < 0) {
             ASSERT_CODE(rc, CUZK_E_GPU_NOMEM, err);
@@ -76,25 +82,24 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         ASSERT_EQ_U64(p.total, want_total);
         ASSERT_EQ_U64(p.stream_chunk, want_chunk);
         if (p.key_mode == GPU_KEY_STREAMED) ASSERT_EQ_U64(p.key_bytes, 2 * p.stream_chunk);
-        ASSERT_EQ_INT(p.key_mode, want < 2 ? GPU_KEY_RESIDENT : GPU_KEY_STREAMED);
-        ASSERT_EQ_U64(p.witness_buffers, want % 2 == 0 ? 2 : 1);
-        ASSERT_EQ_U64(p.total, in.shape + p.work_bytes + p.key_bytes + p.witness_buffers * in.witness);
+        ASSERT_EQ_INT(option_of(&p), want);
+        ASSERT_EQ_U64(p.total, (p.shape_mapped ? 0 : in.shape) + p.work_bytes + p.key_bytes +
+                                   p.witness_buffers * in.witness);
         fits++;
         streamed += p.key_mode == GPU_KEY_STREAMED;
         one_buffer += p.witness_buffers == 1;
+        mapped += p.shape_mapped;
         /* more memory never gives a slower plan */
         struct gpu_plan q;
         in.mem += rnd(r, 0, 64) * GIB;
         ASSERT_OK(gpu_plan_make(&in, &q, err), err);
-        ASSERT(q.key_mode <= p.key_mode);
-        ASSERT(q.key_mode < p.key_mode || q.witness_buffers >= p.witness_buffers);
-        if (q.key_mode == p.key_mode && q.witness_buffers == p.witness_buffers)
-            ASSERT(q.stream_chunk >= p.stream_chunk);
+        ASSERT(option_of(&q) <= option_of(&p));
+        if (option_of(&q) == option_of(&p)) ASSERT(q.stream_chunk >= p.stream_chunk);
     }
-    /* the sample covered every outcome (about 19300 / 650 / 1000 / 100 of them) */
-    ASSERT_MSG(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 20,
-               "coverage: %u fit, %u refused, %u streamed, %u with one witness buffer", fits, refused,
-               streamed, one_buffer);
+    /* the sample covered every outcome */
+    ASSERT_MSG(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 20 && mapped > 20,
+               "coverage: %u fit, %u refused, %u streamed, %u with one witness buffer, %u with mapped "
+               "matrices", fits, refused, streamed, one_buffer, mapped);
 }
 
 /* PoRep 32 GiB (130,278,869 constraints, 130,169,893 aux; key 47.4 GB) and WindowPoSt 32 GiB
@@ -111,9 +116,16 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
     ASSERT_EQ_U64(p.witness_buffers, 2);
-    porep.mem = 64ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
+    ASSERT(!p.shape_mapped);
+    porep.mem = 64ull * GIB;   /* the key stays; the matrices move to host memory */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
+    ASSERT(p.shape_mapped);
+    ASSERT_EQ_U64(p.witness_buffers, 1);
+    porep.mem = 56ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
     ASSERT_EQ_U64(p.witness_buffers, 2);
     ASSERT_EQ_U64(p.stream_chunk, porep.key[0]);
     porep.mem = 32ull * GIB;   /* a 32 GB card: streamed in pieces */
@@ -121,11 +133,18 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
     ASSERT(p.stream_chunk >= GPU_PLAN_MIN_CHUNK && p.stream_chunk < porep.key[1]);
     ASSERT(p.total <= porep.mem);
-    porep.mem = 24ull * GIB;   /* matrices, h pipeline and witness alone take 25.6 GB */
+    porep.mem = 24ull * GIB;   /* matrices, h pipeline and witness would take 25.6 GB */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(p.shape_mapped);
+    ASSERT_EQ_U64(p.witness_buffers, 1);
+    ASSERT(p.total <= porep.mem);
+    porep.mem = 16ull * GIB;   /* the h pipeline alone is 12 GiB */
     ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
-    ASSERT_STR_CONTAINS(err->msg, "may use 24.00 GiB");
+    ASSERT_STR_CONTAINS(err->msg, "may use 16.00 GiB");
 
-    /* WindowPoSt 32 GiB: a 56.6 GiB key leaves no proof working set on an 80 GB card */
+    /* WindowPoSt 32 GiB: a 56.6 GiB key and its matrices leave no proof working set on an
+     * 80 GB card; the key stays if the matrices go to host memory */
     struct gpu_plan_in wpost = porep;
     wpost.key[0] = ((1ull << 27) - 1) * 96;
     wpost.key[1] = 126900000ull * 96;
@@ -135,5 +154,10 @@ TEST(plan_of_the_32gib_keys)
     wpost.witness = 126900000ull * 32;
     wpost.mem = 79ull * GIB;
     ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
+    ASSERT(p.shape_mapped);
+    wpost.mem = 70ull * GIB;
+    ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
 }
