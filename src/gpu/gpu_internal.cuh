@@ -15,6 +15,7 @@
 extern "C" {
 #include "cuzk/gpu.h"
 #include "cuzk/util.h"
+#include "cuzk/wpack.h"
 }
 #include "gpu_tuning.h"
 #include "curve.cuh"
@@ -61,48 +62,35 @@ struct gpu_stager {
     size_t chunk;   /* bytes per buffer in use (GPU_STAGE_CHUNK, or less: test hook) */
 };
 
-/* Packed witness. A witness is mostly zeros and ones (a 32 GiB PoRep partition: 45% and 45%
- * of its 4 GiB), so it travels and stays on the device packed: per block of 32 values, 2 bits
- * each (0: zero, 1: one, 2: other) and the count of other values before the block; then the
- * other values in order. A 32 GiB PoRep witness packs to ~0.5 GiB: its upload is that much
+/* Packed witness (cuzk/wpack.h): the witness travels and stays on the device packed by value
+ * class, so a 32 GiB PoRep witness is ~0.5 GiB instead of 3.88: its upload is that much
  * shorter and a second witness buffer fits where an unpacked one did not (decisions.md,
  * "Witnesses packed by value class"). */
-struct wblk {
-    uint64_t bits;
-    uint32_t pre;
-    uint32_t pad;
-};
 struct dwit {
-    const wblk *blk;
+    const wpack_blk *blk;
     const dfr *val;
 };
-__device__ __forceinline__ unsigned wit_class(const wblk &b, uint32_t i) { return (unsigned)(b.bits >> (2 * (i & 31))) & 3; }
-/* the rank of value i among the block's other values, plus those before the block */
-__device__ __forceinline__ uint32_t wit_rank(const wblk &b, uint32_t i)
-{
-    return b.pre + __popcll(b.bits & 0xaaaaaaaaaaaaaaaaull & ((1ull << (2 * (i & 31))) - 1));
-}
 __device__ __forceinline__ dfr wit_get(const dwit &w, uint32_t i)
 {
-    const wblk b = w.blk[i >> 5];
-    const unsigned c = wit_class(b, i);
-    return c == 0 ? f_zero<fr_params>() : c == 1 ? f_one<fr_params>() : w.val[wit_rank(b, i)];
+    const wpack_blk b = w.blk[i >> 5];
+    const unsigned c = wpack_class(&b, i);
+    return c == WPACK_ZERO ? f_zero<fr_params>() : c == WPACK_ONE ? f_one<fr_params>() : w.val[wpack_rank(&b, i)];
 }
 /* A packed witness on the host (pinned, per stager) and its device size. */
 struct gpu_wit_packed {
-    const wblk *blk;
+    const wpack_blk *blk;
     const fr_t *val;
     size_t nblk, n_other;
     size_t valoff;   /* device offset of the values: after the blocks, 256-byte aligned */
     size_t bytes;    /* device bytes */
 };
 struct gpu_wpack_buf {
-    wblk *blk;
+    wpack_blk *blk;
     size_t blk_cap;
     fr_t *val;
     size_t val_cap;
-    uint64_t *gcount;
-    size_t gcount_cap;
+    uint64_t *group;
+    size_t group_cap;
     cudaEvent_t done;   /* end of the last upload from these buffers */
 };
 
@@ -250,7 +238,7 @@ int gpu_wit_put(struct gpu_ctx *ctx, int which, void *d, const struct gpu_wit_pa
                 struct cuzk_error *err);
 static inline dwit gpu_wit_dev(const void *d, size_t valoff)
 {
-    dwit w = {(const wblk *)d, (const dfr *)((const char *)d + valoff)};
+    dwit w = {(const wpack_blk *)d, (const dfr *)((const char *)d + valoff)};
     return w;
 }
 void gpu_wpack_free(struct gpu_ctx *ctx);

@@ -15,9 +15,9 @@ __global__ void k_split(uint32_t *ones, uint32_t *flags, dwit w, const uint32_t 
     bool one = false, tail = false;
     if (i < n) {
         const uint32_t v = sel ? sel[i] : off + i;
-        const unsigned c = wit_class(w.blk[v >> 5], v);   /* the packing's class is the split */
-        one = c == 1;
-        tail = c == 2;
+        const unsigned c = wpack_class(&w.blk[v >> 5], v);   /* the packing's class is the split */
+        one = c == WPACK_ONE;
+        tail = c == WPACK_OTHER;
         flags[i] = tail;
     }
     uint32_t b = __ballot_sync(0xffffffffu, one);
@@ -34,7 +34,7 @@ __global__ void k_gather_tail(uint32_t *tail_idx, dfr *tail_sc, uint32_t *num, c
         uint32_t p = pos[i];
         tail_idx[p] = i;
         const uint32_t v = sel ? sel[i] : off + i;
-        tail_sc[p] = w.val[wit_rank(w.blk[v >> 5], v)];
+        tail_sc[p] = w.val[wpack_rank(&w.blk[v >> 5], v)];
     }
     if (i == n - 1) *num = pos[i] + flags[i];
 }
@@ -410,68 +410,6 @@ static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape
 
 size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t); }
 
-/* ---- packing (gpu_internal.cuh, struct wblk): two passes over groups of blocks on the CPU
- * pool. The first classifies every value and counts the other values of each block and group;
- * after a prefix over the groups, the second adds each group's offset and copies its other
- * values. Only the first reads the whole witness. */
-#define WPACK_GROUP 4096   /* blocks per group: 2^17 values, 4 MiB of witness */
-
-struct wpack_job {
-    const fr_t *in, *aux;
-    uint64_t n_in, n;
-    wblk *blk;
-    fr_t *val;
-    uint64_t *gcount;
-    size_t nblk;
-};
-
-static inline const fr_t *wpack_value(const struct wpack_job *j, uint64_t i)
-{
-    return i < j->n_in ? &j->in[i] : &j->aux[i - j->n_in];
-}
-
-static inline unsigned wpack_class(const fr_t *v)
-{
-    const uint64_t *x = (const uint64_t *)v, *o = (const uint64_t *)&FR_ONE;
-    if (!(x[0] | x[1] | x[2] | x[3])) return 0;
-    return x[0] == o[0] && x[1] == o[1] && x[2] == o[2] && x[3] == o[3] ? 1 : 2;
-}
-
-static void wpack_count(void *vj, size_t g0, size_t g1, unsigned worker)
-{
-    (void)worker;
-    struct wpack_job *j = (struct wpack_job *)vj;
-    for (size_t g = g0; g < g1; g++) {
-        uint64_t local = 0;
-        const size_t b1 = (g + 1) * WPACK_GROUP < j->nblk ? (g + 1) * WPACK_GROUP : j->nblk;
-        for (size_t b = g * WPACK_GROUP; b < b1; b++) {
-            uint64_t bits = 0;
-            const uint64_t i0 = (uint64_t)b * 32, i1 = i0 + 32 < j->n ? i0 + 32 : j->n;
-            for (uint64_t i = i0; i < i1; i++) bits |= (uint64_t)wpack_class(wpack_value(j, i)) << (2 * (i - i0));
-            j->blk[b].bits = bits;
-            j->blk[b].pre = (uint32_t)local;   /* within the group until the second pass */
-            j->blk[b].pad = 0;
-            local += (uint64_t)__builtin_popcountll(bits & 0xaaaaaaaaaaaaaaaaull);
-        }
-        j->gcount[g] = local;
-    }
-}
-
-static void wpack_fill(void *vj, size_t g0, size_t g1, unsigned worker)
-{
-    (void)worker;
-    struct wpack_job *j = (struct wpack_job *)vj;
-    for (size_t g = g0; g < g1; g++) {
-        const size_t b1 = (g + 1) * WPACK_GROUP < j->nblk ? (g + 1) * WPACK_GROUP : j->nblk;
-        for (size_t b = g * WPACK_GROUP; b < b1; b++) {
-            j->blk[b].pre += (uint32_t)j->gcount[g];
-            fr_t *o = j->val + j->blk[b].pre;
-            for (uint64_t m = j->blk[b].bits & 0xaaaaaaaaaaaaaaaaull; m; m &= m - 1)
-                *o++ = *wpack_value(j, (uint64_t)b * 32 + (unsigned)__builtin_ctzll(m) / 2);
-        }
-    }
-}
-
 /* Pinned buffer *p of at least `bytes` (grow-only, with an eighth to spare) */
 static int wpack_grow(void **p, size_t *cap, size_t bytes, struct cuzk_error *err)
 {
@@ -489,50 +427,38 @@ int gpu_wit_pack(struct gpu_ctx *ctx, int which, const struct g16_shape *s, cons
                  struct gpu_wit_packed *p, struct cuzk_error *err)
 {
     struct gpu_wpack_buf *B = &ctx->wpack[which];
-    const uint64_t n = (uint64_t)s->n_inputs + s->n_aux;
+    const uint64_t n = (uint64_t)s->n_inputs + s->n_aux, nblk = wpack_blocks(n), groups = wpack_groups(n);
     if (n > UINT32_MAX)
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu witness: %llu values, at most 2^32 - 1 are supported",
                          (unsigned long long)n);
     if (!B->done) CK(cudaEventCreateWithFlags(&B->done, cudaEventDisableTiming));
     CK(cudaEventSynchronize(B->done));   /* the buffers' last upload has read them */
-    struct wpack_job j = {w->inputs, w->aux, s->n_inputs, n, NULL, NULL, NULL, (size_t)((n + 31) / 32)};
-    const size_t groups = (j.nblk + WPACK_GROUP - 1) / WPACK_GROUP;
-    int rc = wpack_grow((void **)&B->blk, &B->blk_cap, (j.nblk ? j.nblk : 1) * sizeof(wblk), err);
-    if (!rc && B->gcount_cap < groups) {
-        uint64_t *g = (uint64_t *)realloc(B->gcount, groups * sizeof *g);
-        if (!g) rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu witness: host allocation of %zu group counts failed", groups);
-        else B->gcount = g, B->gcount_cap = groups;
+    int rc = wpack_grow((void **)&B->blk, &B->blk_cap, (nblk ? nblk : 1) * sizeof(wpack_blk), err);
+    if (!rc && B->group_cap < groups) {
+        uint64_t *g = (uint64_t *)realloc(B->group, groups * sizeof *g);
+        if (!g) rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu witness: host allocation of %llu group offsets failed",
+                               (unsigned long long)groups);
+        else B->group = g, B->group_cap = groups;
     }
     if (rc) return rc;
-    j.blk = B->blk;
-    j.gcount = B->gcount;
     struct pool *pool = pool_default();
-    if (groups > 1 && pool) pool_parallel_for(pool, groups, 1, wpack_count, &j);
-    else wpack_count(&j, 0, groups, 0);
-    uint64_t total = 0;
-    for (size_t g = 0; g < groups; g++) {
-        const uint64_t c = j.gcount[g];
-        j.gcount[g] = total;
-        total += c;
-    }
-    rc = wpack_grow((void **)&B->val, &B->val_cap, (total ? total : 1) * sizeof(fr_t), err);
+    const uint64_t others = wpack_classify(B->blk, B->group, w->inputs, s->n_inputs, w->aux, s->n_aux, pool);
+    rc = wpack_grow((void **)&B->val, &B->val_cap, (others ? others : 1) * sizeof(fr_t), err);
     if (rc) return rc;
-    j.val = B->val;
-    if (groups > 1 && pool) pool_parallel_for(pool, groups, 1, wpack_fill, &j);
-    else wpack_fill(&j, 0, groups, 0);
+    wpack_fill(B->val, B->blk, B->group, w->inputs, s->n_inputs, w->aux, s->n_aux, pool);
     p->blk = B->blk;
     p->val = B->val;
-    p->nblk = j.nblk;
-    p->n_other = total;
-    p->valoff = (j.nblk * sizeof(wblk) + 255) & ~(size_t)255;
-    p->bytes = p->valoff + (total ? total : 1) * sizeof(fr_t);
+    p->nblk = nblk;
+    p->n_other = others;
+    p->valoff = (nblk * sizeof(wpack_blk) + 255) & ~(size_t)255;
+    p->bytes = p->valoff + (others ? others : 1) * sizeof(fr_t);
     return CUZK_OK;
 }
 
 int gpu_wit_put(struct gpu_ctx *ctx, int which, void *d, const struct gpu_wit_packed *p, cudaStream_t st,
                 struct cuzk_error *err)
 {
-    if (p->nblk) CK(cudaMemcpyAsync(d, p->blk, p->nblk * sizeof(wblk), cudaMemcpyHostToDevice, st));
+    if (p->nblk) CK(cudaMemcpyAsync(d, p->blk, p->nblk * sizeof(wpack_blk), cudaMemcpyHostToDevice, st));
     if (p->n_other)
         CK(cudaMemcpyAsync((char *)d + p->valoff, p->val, p->n_other * sizeof(fr_t), cudaMemcpyHostToDevice, st));
     CK(cudaEventRecord(ctx->wpack[which].done, st));
@@ -546,7 +472,7 @@ void gpu_wpack_free(struct gpu_ctx *ctx)
         if (B->blk) cudaFreeHost(B->blk);
         if (B->val) cudaFreeHost(B->val);
         if (B->done) cudaEventDestroy(B->done);
-        free(B->gcount);
+        free(B->group);
         memset(B, 0, sizeof *B);
     }
 }

@@ -17,15 +17,15 @@ __device__ __forceinline__ void spmv_add(dfr &acc, const uint32_t *col, const ui
                                          const dwit &w, uint64_t k)
 {
     const uint32_t v = col[k];
-    const wblk b = w.blk[v >> 5];
-    const unsigned cl = wit_class(b, v);
-    if (cl == 0) return;
+    const wpack_blk b = w.blk[v >> 5];
+    const unsigned cl = wpack_class(&b, v);
+    if (cl == WPACK_ZERO) return;
     const dfr c = coeffs[ci[k]];
-    if (cl == 1) {
+    if (cl == WPACK_ONE) {
         acc = acc + c;
         return;
     }
-    const dfr x = w.val[wit_rank(b, v)];
+    const dfr x = w.val[wpack_rank(&b, v)];
     acc = acc + (f_is_one(c) ? x : c * x);
 }
 
