@@ -485,13 +485,21 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
     if (rc) return rc;
     pthread_mutex_lock(&ctx->pf_mu);
     pthread_mutex_lock(&ctx->wit_mu);
-    bool hit = false;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+    bool hit = false, any_room = false;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++) {
         if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) hit = true;
+        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap) any_room = true;
+    }
+    const bool cold = ctx->proofs == 0;
     pthread_mutex_unlock(&ctx->wit_mu);
     if (hit) {
         pthread_mutex_unlock(&ctx->pf_mu);
         return CUZK_OK;   /* already staged */
+    }
+    if (cold && !any_room) {   /* declined below anyway: spare the packing */
+        pthread_mutex_unlock(&ctx->pf_mu);
+        return cuzk_fail(err, CUZK_E_UNSUPPORTED,
+                         "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
     }
     /* pack first (on the CPU, beside the kernels of the proof that holds the GPU): the slot
      * is chosen by the packed size */
