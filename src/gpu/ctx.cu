@@ -140,6 +140,8 @@ extern "C" void gpu_ctx_unload(struct gpu_ctx *c)
     cudaSetDevice(c->dev);
     unload_pk(c);
     unload_shape(c);
+    c->wit_hint = 0;   /* its shape may be freed now */
+    c->wit_hint_shape = NULL;
 }
 
 extern "C" void gpu_ctx_free(struct gpu_ctx *c)
@@ -369,6 +371,8 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
      * GiB's 56.6 GiB key on an 80 GB card), so it is streamed instead. */
     int rc = CUZK_OK;
     ctx->plan_wit = 0;
+    ctx->plan_hvec = 0;
+    ctx->plan_wit_bytes = 0;
     ctx->stream_chunk = 0;
     ctx->plan_refused[0] = 0;
     if (ctx->shape) {
@@ -376,6 +380,7 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         rc = gpu_mem_usable(ctx, &fr, err);
         if (rc) return rc;
         uint64_t held = ctx->shape_dev_bytes;
+        if (ctx->tw_lg) held += ((size_t)1 << (ctx->tw_lg - 1)) * sizeof(fr_t);   /* in the plan's work */
         for (int sl = 0; sl < SL__COUNT; sl++) held += ctx->slot_size[sl];
         pthread_mutex_lock(&ctx->wit_mu);
         for (int i = 0; i < GPU_WIT_SLOTS; i++) held += ctx->wit[i].cap;
@@ -388,10 +393,13 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         in.mem -= ctx->shape_dev_bytes - ctx->shape_mat_bytes;
         in.domain = 1;
         while (in.domain < ctx->shape->n_constraints) in.domain <<= 1;
-        in.witness = gpu_wit_bytes(ctx->shape);
+        /* the packed size of the witness at hand (gpu_g16_backend), else unpacked */
+        in.witness = ctx->wit_hint && ctx->wit_hint_shape == ctx->shape ? ctx->wit_hint : gpu_wit_bytes(ctx->shape);
         struct gpu_plan plan;
         rc = gpu_plan_make(&in, &plan, err);
         ctx->plan_wit = rc ? 1 : plan.witness_buffers;
+        ctx->plan_hvec = rc ? 0 : plan.h_vectors;
+        ctx->plan_wit_bytes = in.witness;
         ctx->stream_chunk = !rc && plan.key_mode == GPU_KEY_STREAMED ? plan.stream_chunk : 0;
         /* no plan fits: proofs of this key fail at once with the plan's message (retrying
          * cannot make the card larger) */

@@ -161,6 +161,11 @@ struct gpu_ctx {
     /* the memory plan of the loaded key (gpu_plan.h): 0 before any, else 1 or 2 witness
      * buffers (1: the next witness is not staged ahead) */
     unsigned plan_wit;
+    unsigned plan_hvec;            /* and the h pipeline's domain vectors (0 before any: 3) */
+    size_t plan_wit_bytes;         /* one witness buffer's room in that plan */
+    size_t wit_hint;               /* the device bytes of the witness at hand when the key is
+                                    * loaded (its packed size with slack): the plan's unit */
+    const struct g16_shape *wit_hint_shape;   /* the circuit wit_hint was measured for */
     /* streamed key (prover.cu): its upload stream */
     cudaStream_t up_st;
     /* MSM window reductions on their own stream (msm.cu, created on first use): window group
@@ -245,10 +250,15 @@ void gpu_wpack_free(struct gpu_ctx *ctx);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
+/* Writes c's 2^lg values (zero-padded) into the buffer c on stream st: the two-vector h
+ * pipeline calls it once a = a b has freed b. */
+typedef int (*gpu_make_c)(void *arg, dfr *c, cudaStream_t st, struct cuzk_error *err);
 /* h pipeline on device buffers of 2^lg entries (a, b, c zero-padded); *h = the buffer that
- * holds h's coefficients on return (b, or a for lg = 0); all three are clobbered. */
+ * holds h's coefficients on return (b, or a for lg = 0 and for two vectors); all are
+ * clobbered. c NULL: two vectors, c made by make_c(arg, b, ...) after a = a b (the memory
+ * plan's h_vectors = 2). */
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, dfr **h,
-                      struct cuzk_error *err);
+                      gpu_make_c make_c, void *arg, struct cuzk_error *err);
 
 /* ---- MSM and sums (msm.cu); all on stream st ----
  * The MSMs write out (host memory) and return with st synchronised: the last step, the

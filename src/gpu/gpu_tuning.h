@@ -77,7 +77,10 @@ extern "C" {
     X(spmv_long, "spmv.long", 16, 1, UINT32_MAX)                                                  \
     /* 1: a loaded key's matrices always go to pinned host memory (test hook; 0: when the       \
      * memory plan maps them) */                                                                   \
-    X(shape_host, "shape.host", 0, 0, 1)
+    X(shape_host, "shape.host", 0, 0, 1)                                                          \
+    /* 1: the h pipeline in two domain vectors whatever the memory plan says (test hook; 0:    \
+     * when the plan's h_vectors is 2) */                                                          \
+    X(h_two, "h.two", 0, 0, 1)
 
 struct gpu_tuning {
 #define GPU_TUNING_FIELD(f, name, dflt, lo, hi) uint64_t f;

@@ -358,6 +358,12 @@ __global__ void k_ab(dfr *a, const dfr *b, uint32_t n)
     if (i < n) a[i] = a[i] * b[i];
 }
 
+/* N = 1 with two vectors: a[0] = (a[0] - c[0]) z_inv, a[0] already a b */
+__global__ void k_sub1(dfr *a, const dfr *c, dfr zinv)
+{
+    a[0] = (a[0] - c[0]) * zinv;
+}
+
 /* N = 1: a[0] = (a[0] b[0] - c[0]) z_inv */
 __global__ void k_abc1(dfr *a, const dfr *b, const dfr *c, dfr zinv)
 {
@@ -643,9 +649,11 @@ static const dfr *coset_full(struct gpu_ctx *ctx, unsigned lg)
  * the coset NTT as well. This is an identity of the computation (it does not assume that the
  * witness satisfies the constraints), so h is bit-identical to the 7-transform pipeline. */
 int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, dfr **h,
-                      struct cuzk_error *err)
+                      gpu_make_c make_c, void *arg, struct cuzk_error *err)
 {
     *h = a;
+    if (!c && !make_c) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_compute_h_dev: neither c nor make_c");
+    const int nv = c ? 3 : 2;   /* two: c is made in b once a = a b (below) */
     int rc = gpu_ntt_prepare(ctx, lg, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg;
@@ -667,14 +675,13 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
     fr_mul(&czi, &czi, &ninv);
     pass_mul cscale = {MUL_CONST, {}, NULL, NULL, NULL, NULL};
     memcpy(&cscale.c, &czi, sizeof czi);
-    unshift.sub = c;   /* last pass: h = CI(a_c b_c) / Z - c / Z, both bit-reversed */
+    unshift.sub = c ? c : b;   /* last pass: h = CI(a_c b_c) / Z - c / Z, both bit-reversed */
     dfr *v[3] = {a, b, c};
     /* the caller queued its producers of a, b, c on stream 0 */
     CK(cudaEventRecord(ctx->ev[3], ctx->st[0]));
-    CK(cudaStreamWaitEvent(ctx->st[1], ctx->ev[3], 0));
-    CK(cudaStreamWaitEvent(ctx->st[2], ctx->ev[3], 0));
+    for (int i = 1; i < nv; i++) CK(cudaStreamWaitEvent(ctx->st[i], ctx->ev[3], 0));
     /* a, b and c on three streams: one transform alone leaves the GPU part idle */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nv; i++) {
         cudaStream_t st = ctx->st[i];
         if (lg == 0) {
             /* N = 1: iNTT, coset shift by g^0 and NTT are all the identity */
@@ -690,15 +697,23 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
         CK(cudaEventRecord(ctx->ev[i], st));
     }
     if (lg) {
-        CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[1], 0));
-        CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[2], 0));
+        for (int i = 1; i < nv; i++) CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[i], 0));
         k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, (uint32_t)n);
         CK_LAUNCH();
-        /* the bit reversal folded into the last pass's stores, out of place into b (free once
-         * a = a b has run): no separate bit-reversal pass */
-        unshift.out = b;
-        *h = b;
-        rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
+        if (c) {
+            /* the bit reversal folded into the last pass's stores, out of place into b (free
+             * once a = a b has run): no separate bit-reversal pass */
+            unshift.out = b;
+            *h = b;
+            rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
+        } else {
+            /* two vectors: c's values and its iNTT in b, then the last pass in place (b holds
+             * c) and a bit-reversal pass: h in a */
+            rc = make_c(arg, b, ctx->st[0], err);
+            if (!rc) rc = run_passes(ctx, b, lg, false, true, none, cscale, ctx->st[0], err);
+            if (!rc) rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
+            if (!rc) rc = bitrev(a, lg, ctx->st[0], err);
+        }
         if (rc) return rc;
     } else {
         /* N = 1: h = (a b - c) / Z with Z = g - 1 */
@@ -706,7 +721,15 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
         h_zinv(&zi, 0);
         dfr dz;
         memcpy(&dz, &zi, sizeof dz);
-        k_abc1<<<1, 1, 0, ctx->st[0]>>>(a, b, c, dz);
+        if (!c) {
+            k_ab<<<1, 1, 0, ctx->st[0]>>>(a, b, 1);
+            CK_LAUNCH();
+            rc = make_c(arg, b, ctx->st[0], err);
+            if (rc) return rc;
+            k_sub1<<<1, 1, 0, ctx->st[0]>>>(a, b, dz);
+        } else {
+            k_abc1<<<1, 1, 0, ctx->st[0]>>>(a, b, c, dz);
+        }
         CK_LAUNCH();
     }
     CK(cudaStreamSynchronize(ctx->st[0]));
@@ -736,6 +759,19 @@ extern "C" int gpu_ntt(struct gpu_ctx *ctx, fr_t *v, unsigned lg, bool inverse, 
     return CUZK_OK;
 }
 
+/* the two-vector pipeline's c from host memory (gpu_compute_h under h.two) */
+struct host_c {
+    const fr_t *c;
+    size_t bytes;
+};
+
+static int host_c_put(void *arg, dfr *c, cudaStream_t st, struct cuzk_error *err)
+{
+    const struct host_c *hc = (const struct host_c *)arg;
+    CK(cudaMemcpyAsync(c, hc->c, hc->bytes, cudaMemcpyHostToDevice, st));
+    return CUZK_OK;
+}
+
 extern "C" int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, unsigned lg,
                              struct cuzk_error *err)
 {
@@ -743,15 +779,17 @@ extern "C" int gpu_compute_h(struct gpu_ctx *ctx, fr_t *a, fr_t *b, fr_t *c, uns
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
     size_t n = (size_t)1 << lg, bytes = n * sizeof(fr_t);
-    void *d[3];
+    const int nv = gpu_tuning.h_two ? 2 : 3;
+    void *d[3] = {NULL, NULL, NULL};
     fr_t *h[3] = {a, b, c};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nv; i++) {
         rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), bytes, &d[i], err);
         if (rc) return rc;
     }
-    for (int i = 0; i < 3; i++) CK(cudaMemcpyAsync(d[i], h[i], bytes, cudaMemcpyHostToDevice, ctx->st[0]));
+    for (int i = 0; i < nv; i++) CK(cudaMemcpyAsync(d[i], h[i], bytes, cudaMemcpyHostToDevice, ctx->st[0]));
     dfr *dh = NULL;
-    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, err);
+    struct host_c hc = {c, bytes};
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, nv == 2 ? host_c_put : NULL, &hc, err);
     if (rc) return rc;
     CK(cudaMemcpy(a, dh, bytes, cudaMemcpyDeviceToHost));
     return CUZK_OK;
@@ -830,7 +868,7 @@ extern "C" int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *m
         CK(cudaStreamWaitEvent(ctx->st[1], e0, 0));
         CK(cudaStreamWaitEvent(ctx->st[2], e0, 0));
         dfr *dh = NULL;
-        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, err);
+        rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &dh, NULL, NULL, err);
         CK(cudaEventRecord(e1, ctx->st[0]));
         double t = 0;
         if (!rc) rc = time_ms(e0, e1, &t, err);

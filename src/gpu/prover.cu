@@ -530,9 +530,10 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         if (!warm)
             rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
                            "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-        else if (ctx->plan_wit == 1 && wit_others(ctx, k) + wit_alloc_size(bytes) > gpu_wit_bytes(s))
+        else if (ctx->plan_wit == 1 &&
+                 wit_others(ctx, k) + wit_alloc_size(bytes) > (ctx->plan_wit_bytes ? ctx->plan_wit_bytes : gpu_wit_bytes(s)))
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_g16_stage_witness: the memory plan of GPU %d has "
-                           "room for one unpacked witness, and this one would not fit beside the other in it", ctx->dev);
+                           "room for one witness buffer, and this one would not fit beside the other in it", ctx->dev);
         else   /* the slot's smaller buffer is given back first */
             rc = gpu_mem_check(ctx, wit_alloc_size(bytes) + spare - k->cap,
                                "gpu_g16_stage_witness: second witness buffer (1 GiB spare included)", err);
@@ -665,6 +666,15 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     if (rc) return rc;
     bool resident = false;
     if (!ctx->opt.stream_key) {
+        if (ctx->pk != pk && ctx->wit_hint_shape != s) {
+            /* a new circuit's key is planned in units of this witness's packed size (with the
+             * slack its buffer gets); the packing is done again for the proof */
+            struct gpu_wit_packed wp;
+            rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &wp, err);
+            if (rc) return rc;
+            ctx->wit_hint = wit_alloc_size(wp.bytes);
+            ctx->wit_hint_shape = s;
+        }
         rc = gpu_ctx_load_pk(ctx, pk, err);
         resident = rc == CUZK_OK;
         if (rc == CUZK_E_GPU_NOMEM && ctx->plan_refused[0])
@@ -702,8 +712,11 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     uint64_t N = (uint64_t)1 << lg;
     cudaStream_t st = ctx->st[0];
     uint64_t t0 = cuzk_now_ns();
-    void *d[3];
-    for (int i = 0; !rc && i < 3; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
+    /* the h pipeline's domain vectors: three, or two when the memory plan says so (c is then
+     * formed in b's vector once a = a b) */
+    const int nv = ctx->plan_hvec == 2 || gpu_tuning.h_two ? 2 : 3;
+    void *d[3] = {NULL, NULL, NULL};
+    for (int i = 0; !rc && i < nv; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
     /* the witness (4 GiB for a 32 GiB PoRep partition): already staged by
      * gpu_g16_stage_witness, or uploaded now (pageable memory is staged in parallel) */
@@ -819,12 +832,16 @@ static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *
     void *idle[2];
     int k = 0;
     for (int i = 0; i < 3 && k < 2; i++)
-        if ((const void *)d[i] != (const void *)hc) idle[k++] = d[i];
-    if (k == 2) {
+        if (d[i] && (const void *)d[i] != (const void *)hc) idle[k++] = d[i];
+    if (k >= 1) {
+        /* keys in one idle vector, values in the other; with two h vectors only the keys are
+         * lent (the values come from free memory) */
         msm_loan(ctx, SL_KEYS0, idle[0], half);
         msm_loan(ctx, SL_KEYS1, (char *)idle[0] + half, half);
-        msm_loan(ctx, SL_VALS0, idle[1], half);
-        msm_loan(ctx, SL_VALS1, (char *)idle[1] + half, half);
+        if (k == 2) {
+            msm_loan(ctx, SL_VALS0, idle[1], half);
+            msm_loan(ctx, SL_VALS1, (char *)idle[1] + half, half);
+        }
         /* split_scalars asks for it only in the tail, after the H MSM's kernels on st */
         msm_loan(ctx, SL_TAIL_SC, (void *)hc, (size_t)N * sizeof(fr_t));
         if (ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale) {
@@ -873,6 +890,26 @@ static void msm_loans_end(struct gpu_ctx *ctx)
     ctx->msm_reserve = 0;
 }
 
+/* One matrix's SpMV into a domain vector, its padding zeroed; the two-vector h pipeline makes
+ * c with it after a = a b (spmv_make_c). */
+struct spmv_c {
+    struct gpu_ctx *ctx;
+    dwit w;
+    uint64_t rows, N;
+};
+
+static int spmv_into(const struct spmv_c *m, dfr *out, int mat, cudaStream_t st, struct cuzk_error *err)
+{
+    struct gpu_ctx *ctx = m->ctx;
+    if (m->N > m->rows) CK(cudaMemsetAsync((fr_t *)out + m->rows, 0, (m->N - m->rows) * sizeof(fr_t), st));
+    return gpu_spmv_dev(ctx, out, mat, m->w, st, err);
+}
+
+static int spmv_make_c(void *arg, dfr *c, cudaStream_t st, struct cuzk_error *err)
+{
+    return spmv_into((const struct spmv_c *)arg, c, 2, st, err);
+}
+
 /* Everything after the witness upload: SpMV, h pipeline and the five MSMs. */
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
@@ -881,17 +918,16 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     int rc;
     uint64_t *wait_ns = sm ? &sm->wait_ns : NULL;
     cudaStream_t st = ctx->st[0];
-    for (int i = 0; i < 3; i++) {
-        if (N > s->n_constraints)
-            CK(cudaMemsetAsync((fr_t *)d[i] + s->n_constraints, 0, (N - s->n_constraints) * sizeof(fr_t), st));
-        rc = gpu_spmv_dev(ctx, (dfr *)d[i], i, dw, st, err);
+    struct spmv_c mc = {ctx, dw, s->n_constraints, N};
+    for (int i = 0; i < 3 && d[i]; i++) {
+        rc = spmv_into(&mc, (dfr *)d[i], i, st, err);
         if (rc) return rc;
     }
     uint64_t dt = lap(st, &t0);
     if (t) t->abc_ns += dt;
 
     dfr *hc = NULL;   /* h's coefficients: one of d[0], d[1] */
-    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &hc, err);
+    rc = gpu_compute_h_dev(ctx, (dfr *)d[0], (dfr *)d[1], (dfr *)d[2], lg, &hc, d[2] ? NULL : spmv_make_c, &mc, err);
     if (rc) return rc;
     dt = lap(st, &t0);
     if (t) t->ntt_ns += dt;

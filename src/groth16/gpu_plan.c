@@ -5,9 +5,9 @@
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
-uint64_t gpu_plan_work_bytes(uint64_t domain)
+uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors)
 {
-    return 3 * domain * 32 + 12 * domain + (2ull << 30);
+    return vectors * domain * 32 + domain / 2 * 32 + 12 * domain + (2ull << 30);
 }
 
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err)
@@ -18,35 +18,39 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
         key += in->key[k];
         if (in->key[k] > largest) largest = in->key[k];
     }
-    const uint64_t work = gpu_plan_work_bytes(in->domain);
     /* in order of the bytes each proof moves over PCIe: a streamed key moves its whole size
      * (47 GB at 32 GiB PoRep), matrices read from host memory theirs (7 GB), a witness upload
-     * under the device lock a fraction of a GB; smaller pieces cost more launches */
+     * under the device lock a fraction of a GB; smaller pieces cost more launches; two h
+     * vectors instead of three cost the overlap of c's transform with a's and b's */
     for (int streamed = 0; streamed < 2; streamed++)
         for (int mapped = 0; mapped < 2; mapped++)
-            for (unsigned wit = 2; wit >= 1; wit--) {
-                const uint64_t need = (mapped ? 0 : in->shape) + work + wit * in->witness;
-                uint64_t kb = key, chunk = 0;
-                if (!streamed) {
-                    if (need + key > in->mem) continue;
-                } else {
-                    if (need >= in->mem) continue;
-                    chunk = (in->mem - need) / 2;
-                    if (chunk > largest) chunk = largest;
-                    if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
-                    kb = 2 * chunk;
+            for (unsigned wit = 2; wit >= 1; wit--)
+                for (unsigned vec = 3; vec >= 2; vec--) {
+                    const uint64_t work = gpu_plan_work_bytes(in->domain, vec);
+                    const uint64_t need = (mapped ? 0 : in->shape) + work + wit * in->witness;
+                    uint64_t kb = key, chunk = 0;
+                    if (!streamed) {
+                        if (need + key > in->mem) continue;
+                    } else {
+                        if (need >= in->mem) continue;
+                        chunk = (in->mem - need) / 2;
+                        if (chunk > largest) chunk = largest;
+                        if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
+                        kb = 2 * chunk;
+                    }
+                    out->key_mode = streamed ? GPU_KEY_STREAMED : GPU_KEY_RESIDENT;
+                    out->shape_mapped = mapped;
+                    out->witness_buffers = wit;
+                    out->h_vectors = vec;
+                    out->key_bytes = kb;
+                    out->stream_chunk = chunk;
+                    out->work_bytes = work;
+                    out->total = need + kb;
+                    return CUZK_OK;
                 }
-                out->key_mode = streamed ? GPU_KEY_STREAMED : GPU_KEY_RESIDENT;
-                out->shape_mapped = mapped;
-                out->witness_buffers = wit;
-                out->key_bytes = kb;
-                out->stream_chunk = chunk;
-                out->work_bytes = work;
-                out->total = need + kb;
-                return CUZK_OK;
-            }
     memset(out, 0, sizeof *out);
     const uint64_t piece = largest < GPU_PLAN_MIN_CHUNK ? largest : GPU_PLAN_MIN_CHUNK;
+    const uint64_t work = gpu_plan_work_bytes(in->domain, 2);
     const uint64_t least = work + 2 * piece + in->witness;
     return cuzk_fail(err, CUZK_E_GPU_NOMEM,
                      "GPU memory plan: needs at least %.2f GiB (streamed key buffers %.2f, proof working "

@@ -101,6 +101,24 @@ static bool check_h(struct gpu_ctx *ctx, unsigned lg, size_t len)
     return tab;
 }
 
+/* The two-vector h pipeline (the memory plan's h_vectors = 2: c formed in b's vector once a = a
+ * b, the last pass in place, then a bit-reversal pass), forced by the h.two hook: the same h as
+ * the CPU at domains from 2^0 to 2^17, with the per-position coset table (2^16, 2^17) and
+ * without. */
+TEST(compute_h_two_vectors_matches_cpu)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    gpu_tune("h.two=1");
+    const unsigned lgs[] = {0, 1, 2, 9, 12, 16, 17};
+    for (size_t k = 0; k < sizeof lgs / sizeof lgs[0]; k++) {
+        const size_t n = (size_t)1 << lgs[k];
+        check_h(ctx, lgs[k], n);
+        check_h(ctx, lgs[k], n > 2 ? n / 2 + 1 : 1);
+    }
+    gpu_tuning_reset();
+    gpu_ctx_free(ctx);
+}
+
 /* The h pipeline (6 transforms, the bit reversal folded into the last pass's stores) at domains
  * from 2^0 to 2^17 with full, N - 1, and about half meaningful values. The coset factors come
  * from the per-position table from 2^16 (memory allows it here) and from the two small tables

@@ -403,6 +403,39 @@ TEST(matrices_in_host_memory_give_same_proofs)
     gpu_ctx_free(ctx);
 }
 
+/* The h pipeline in two domain vectors (what the memory plan picks on a small card; forced by
+ * the h.two hook): GPU proof bytes == CPU proof bytes, with the key resident and streamed, the
+ * MSMs borrowing the one idle vector. */
+TEST(two_h_vectors_give_same_proofs)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    gpu_tune("h.two=1");
+    struct fixture f;
+    fixture_init(&f, 20000, 3, 1993);
+    struct g16_assignment w = {f.in, f.aux};
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    struct g16_proof pc, pg;
+    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+    uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+    g16_proof_to_bytes(bc, &pc);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        gpu_test_stream_key(ctx, streamed);
+        for (int rep = 0; rep < 2; rep++) {
+            ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+            g16_proof_to_bytes(bg, &pg);
+            ASSERT_MSG(!memcmp(bc, bg, G16_PROOF_BYTES), "proof %d (%s key) differs from the CPU's", rep,
+                       streamed ? "streamed" : "resident");
+        }
+    }
+    gpu_tuning_reset();
+    gpu_ctx_unload(ctx);
+    fixture_fini(&f);
+    gpu_ctx_free(ctx);
+}
+
 /* Default 64 MiB staging chunks with multi-piece parallel copies (h is 12 MiB, the witness
  * 2.2 MiB, both over the 2 MiB copy grain), then the same key and witness page-locked in
  * place (gpu_host_register): direct DMA on both the resident and the streamed path. */

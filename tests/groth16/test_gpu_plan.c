@@ -17,9 +17,9 @@ static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
     return lo + x % (hi - lo + 1);
 }
 
-/* Option i from the header's contract: key streamed (i / 4), matrices in host memory
- * (i / 2 % 2), one witness buffer (i % 2); its total, or 0 when it does not fit; *chunk: the
- * streamed piece size. */
+/* Option i from the header's contract: key streamed (i / 8), matrices in host memory
+ * (i / 4 % 2), one witness buffer (i / 2 % 2), two h vectors (i % 2); its total, or 0 when it
+ * does not fit; *chunk: the streamed piece size. */
 static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
 {
     uint64_t key = 0, big = 0;
@@ -27,10 +27,11 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
         key += in->key[k];
         if (in->key[k] > big) big = in->key[k];
     }
-    uint64_t fixed = (i / 2 % 2 ? 0 : in->shape) + 3 * in->domain * 32 + 12 * in->domain + 2 * GIB +
-                     ((i % 2 == 0) ? 2 : 1) * in->witness;
+    const uint64_t vectors = i % 2 ? 2 : 3;
+    uint64_t fixed = (i / 4 % 2 ? 0 : in->shape) + vectors * in->domain * 32 + in->domain / 2 * 32 +
+                     12 * in->domain + 2 * GIB + (i / 2 % 2 ? 1 : 2) * in->witness;
     *chunk = 0;
-    if (i < 4) return fixed + key <= in->mem ? fixed + key : 0;
+    if (i < 8) return fixed + key <= in->mem ? fixed + key : 0;
     if (fixed >= in->mem) return 0;
     uint64_t c = (in->mem - fixed) / 2;
     if (c > big) c = big;
@@ -41,14 +42,15 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
 
 static int option_of(const struct gpu_plan *p)
 {
-    return (p->key_mode == GPU_KEY_STREAMED) * 4 + p->shape_mapped * 2 + (p->witness_buffers == 1);
+    return (p->key_mode == GPU_KEY_STREAMED) * 8 + p->shape_mapped * 4 + (p->witness_buffers == 1) * 2 +
+           (p->h_vectors == 2);
 }
 
 TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
 {
     struct cuzk_error err_s, *err = &err_s;
     cuzk_rng *r = test_rng();
-    unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0, mapped = 0;
+    unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0, mapped = 0, two_vectors = 0;
     for (int t = 0; t < 20000; t++) {
         struct gpu_plan_in in;
         memset(&in, 0, sizeof in);
@@ -68,7 +70,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         int rc = gpu_plan_make(&in, &p, err);
         int want = -1;
         uint64_t want_total = 0, want_chunk = 0;
-        for (int i = 0; i < 8 && want < 0; i++)
+        for (int i = 0; i < 16 && want < 0; i++)
             if ((want_total = option_fit(&in, i, &want_chunk))) want = i;
         if (want < 0) {
             ASSERT_CODE(rc, CUZK_E_GPU_NOMEM, err);
@@ -89,6 +91,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         streamed += p.key_mode == GPU_KEY_STREAMED;
         one_buffer += p.witness_buffers == 1;
         mapped += p.shape_mapped;
+        two_vectors += p.h_vectors == 2;
         /* more memory never gives a slower plan */
         struct gpu_plan q;
         in.mem += rnd(r, 0, 64) * GIB;
@@ -97,31 +100,35 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         if (option_of(&q) == option_of(&p)) ASSERT(q.stream_chunk >= p.stream_chunk);
     }
     /* the sample covered every outcome */
-    ASSERT_MSG(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 20 && mapped > 20,
+    ASSERT_MSG(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 20 && mapped > 20 && two_vectors > 20,
                "coverage: %u fit, %u refused, %u streamed, %u with one witness buffer, %u with mapped "
-               "matrices", fits, refused, streamed, one_buffer, mapped);
+               "matrices, %u with two h vectors", fits, refused, streamed, one_buffer, mapped, two_vectors);
 }
 
 /* PoRep 32 GiB (130,278,869 constraints, 130,169,893 aux; key 47.4 GB) and WindowPoSt 32 GiB
- * (key 56.6 GiB) against an 80 GB card and the memory caps of issue 25. */
+ * (key 56.6 GiB) against an 80 GB card and the memory caps of issue 25. The daemon plans with
+ * the packed size of the first witness (512 MiB with its slack for PoRep: 45% zeros, 45% ones);
+ * the unpacked size (3.88 GiB) is what a plan made without a witness at hand uses. */
 TEST(plan_of_the_32gib_keys)
 {
     struct cuzk_error err_s, *err = &err_s;
     struct gpu_plan_in porep = {
         .key = {((1ull << 27) - 1) * 96, 130169893ull * 96, (328ull + 129753292) * 96,
                 (1ull + 33112281) * 96, (1ull + 33112281) * 192},
-        .shape = 7493647734ull, .domain = 1ull << 27, .witness = (328ull + 130169893) * 32};
+        .shape = 7493647734ull, .domain = 1ull << 27, .witness = 512ull << 20};
     struct gpu_plan p;
     porep.mem = 79ull * GIB;   /* an H100 80 GB after the CUDA context */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
     ASSERT_EQ_U64(p.witness_buffers, 2);
+    ASSERT_EQ_U64(p.h_vectors, 3);
     ASSERT(!p.shape_mapped);
     porep.mem = 64ull * GIB;   /* the key stays; the matrices move to host memory */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
     ASSERT(p.shape_mapped);
-    ASSERT_EQ_U64(p.witness_buffers, 1);
+    ASSERT_EQ_U64(p.witness_buffers, 2);
+    ASSERT_EQ_U64(p.h_vectors, 3);
     porep.mem = 56ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
@@ -132,16 +139,33 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
     ASSERT(p.stream_chunk >= GPU_PLAN_MIN_CHUNK && p.stream_chunk < porep.key[1]);
+    ASSERT_EQ_U64(p.h_vectors, 3);
     ASSERT(p.total <= porep.mem);
-    porep.mem = 24ull * GIB;   /* matrices, h pipeline and witness would take 25.6 GB */
+    porep.mem = 24ull * GIB;   /* the matrices stay once the h pipeline takes two vectors */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
+    ASSERT_EQ_U64(p.h_vectors, 2);
+    ASSERT(p.total <= porep.mem);
+    porep.mem = 16ull * GIB;   /* a 16 GB card: matrices in host memory, two h vectors */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
     ASSERT(p.shape_mapped);
-    ASSERT_EQ_U64(p.witness_buffers, 1);
+    ASSERT_EQ_U64(p.h_vectors, 2);
+    ASSERT(p.stream_chunk >= GPU_PLAN_MIN_CHUNK);
     ASSERT(p.total <= porep.mem);
-    porep.mem = 16ull * GIB;   /* the h pipeline alone is 12 GiB */
+    porep.mem = 12ull * GIB;   /* two h vectors and the twiddles alone are 10 GiB */
     ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
-    ASSERT_STR_CONTAINS(err->msg, "may use 16.00 GiB");
+    ASSERT_STR_CONTAINS(err->msg, "may use 12.00 GiB");
+    /* planned with the unpacked witness, a 16 GB card is refused */
+    porep.witness = (328ull + 130169893) * 32;
+    porep.mem = 16ull * GIB;
+    ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
+    porep.mem = 64ull * GIB;
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
+    ASSERT(p.shape_mapped);
+    ASSERT_EQ_U64(p.witness_buffers, 1);
 
     /* WindowPoSt 32 GiB: a 56.6 GiB key and its matrices leave no proof working set on an
      * 80 GB card; the key stays if the matrices go to host memory */
