@@ -12,7 +12,7 @@
 #   SIZE=32GiB (default) COUNT=5 (batch size) PARAMS=dir (reuse a key made earlier there)
 #   GPU_MEMORY_LIMIT=48GiB ([gpus] memory_limit), SINGLE_BATCH= (empty: skip the -c 1 batch),
 #   CEILING=0 (skip the gpu-prove ceiling), CAPS="24GiB 48GiB" (then a daemon per memory_limit,
-#   CAP_COUNT=2 proofs at -j 2 each, s/proof per cap)
+#   CAP_COUNT=2 proofs at -j 2 each, s/proof per cap), MAIN=0 (only the caps and the ceiling)
 #   REQUIRE_GPU=0 with a CPU build (BIN=build/bin, no loader) for a dry run at SIZE=2KiB.
 set -u
 DIR=${1:?DIR (made by daemon-gpu-check.sh --pack) or a build dir with BIN set}
@@ -95,32 +95,34 @@ daemon_down() {
     PID=
 }
 ADDR="unix://$T/cuzk.sock"
-daemon_up "${GPU_MEMORY_LIMIT:-}" "$OUT"
 ID=porep-$(echo "$SIZE" | tr "A-Z" "a-z" | sed "s/ib$//")
-t0=$(now)
-run "$B/cuzk-bench" -a "$ADDR" preload -c "$ID" > "$OUT/preload.txt" 2>&1 || { cat "$OUT/preload.txt"; fail "preload $ID"; }
-echo "first load of the key (full validation): $(secs "$t0" "$(now)") s"
-grep "SRS read" "$OUT/daemon.log" | tail -1
+if [ "${MAIN:-1}" = 1 ]; then
+    daemon_up "${GPU_MEMORY_LIMIT:-}" "$OUT"
+    t0=$(now)
+    run "$B/cuzk-bench" -a "$ADDR" preload -c "$ID" > "$OUT/preload.txt" 2>&1 || { cat "$OUT/preload.txt"; fail "preload $ID"; }
+    echo "first load of the key (full validation): $(secs "$t0" "$(now)") s"
+    grep "SRS read" "$OUT/daemon.log" | tail -1
 
-# 4. proofs: one apart from the daemon, then the batches
-run "$B/cuzk-bench" -a "$ADDR" single -t porep --c1 "$T/c1.json" --proof-out "$T/proof.bin" > "$OUT/single.txt" 2>&1 ||
-    { cat "$OUT/single.txt"; fail "single"; }
-run "$B/cuzk-bench" verify --kind porep --c1 "$T/c1.json" --vk "$VK" --proof "$T/proof.bin" > "$OUT/verify.txt" 2>&1 ||
-    { cat "$OUT/verify.txt"; fail "the returned proof does not verify apart from the daemon"; }
-tail -1 "$OUT/verify.txt"
-specs=("$COUNT 2")
-[ -n "${SINGLE_BATCH-1 1}" ] && specs+=("${SINGLE_BATCH-1 1}")
-for spec in "${specs[@]}"; do
-    set -- $spec
-    from=$(($(wc -l < "$OUT/daemon.log") + 1))
-    run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$1" -j "$2" > "$OUT/batch-c$1-j$2.txt" 2>&1 ||
-        { cat "$OUT/batch-c$1-j$2.txt"; fail "batch -c $1 -j $2"; }
-    cat "$OUT/batch-c$1-j$2.txt"
-    "$(dirname "$0")/timeline-report.sh" "$OUT/daemon.log" "$from" || true
-done
-grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
-grep -iE "pinned|host copy|streamed|resident|out of memory" "$OUT/daemon.log" | head -8
-daemon_down
+    # 4. proofs: one apart from the daemon, then the batches
+    run "$B/cuzk-bench" -a "$ADDR" single -t porep --c1 "$T/c1.json" --proof-out "$T/proof.bin" > "$OUT/single.txt" 2>&1 ||
+        { cat "$OUT/single.txt"; fail "single"; }
+    run "$B/cuzk-bench" verify --kind porep --c1 "$T/c1.json" --vk "$VK" --proof "$T/proof.bin" > "$OUT/verify.txt" 2>&1 ||
+        { cat "$OUT/verify.txt"; fail "the returned proof does not verify apart from the daemon"; }
+    tail -1 "$OUT/verify.txt"
+    specs=("$COUNT 2")
+    [ -n "${SINGLE_BATCH-1 1}" ] && specs+=("${SINGLE_BATCH-1 1}")
+    for spec in "${specs[@]}"; do
+        set -- $spec
+        from=$(($(wc -l < "$OUT/daemon.log") + 1))
+        run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$T/c1.json" -c "$1" -j "$2" > "$OUT/batch-c$1-j$2.txt" 2>&1 ||
+            { cat "$OUT/batch-c$1-j$2.txt"; fail "batch -c $1 -j $2"; }
+        cat "$OUT/batch-c$1-j$2.txt"
+        "$(dirname "$0")/timeline-report.sh" "$OUT/daemon.log" "$from" || true
+    done
+    grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
+    grep -iE "pinned|host copy|streamed|resident|out of memory" "$OUT/daemon.log" | head -8
+    daemon_down
+fi
 
 # 4b. memory caps (CAPS="24GiB 48GiB"): the same key (its digest cache makes the load a read)
 # on a daemon that uses the card as if it were that small, CAP_COUNT proofs at -j 2 each; a
