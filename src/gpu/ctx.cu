@@ -394,9 +394,16 @@ extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
         in.domain = 1;
         while (in.domain < ctx->shape->n_constraints) in.domain <<= 1;
         /* the packed size of the witness at hand (gpu_g16_backend), else unpacked */
-        in.witness = ctx->wit_hint && ctx->wit_hint_shape == ctx->shape ? ctx->wit_hint : gpu_wit_bytes(ctx->shape);
+        const bool hinted = ctx->wit_hint && ctx->wit_hint_shape == ctx->shape;
+        in.witness = hinted ? ctx->wit_hint : gpu_wit_bytes(ctx->shape);
         struct gpu_plan plan;
         rc = gpu_plan_make(&in, &plan, err);
+        if (rc && !hinted)
+            /* a key loaded ahead of any proof (the daemon's preload) with an unpacked witness:
+             * not a refusal yet, the first proof plans again with its packed witness */
+            return cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_ctx_load_pk: no memory plan fits with an unpacked "
+                             "witness (%.2f GiB usable); the key is streamed and the first proof plans again "
+                             "with its packed witness", (double)in.mem / 1073741824.0);
         ctx->plan_wit = rc ? 1 : plan.witness_buffers;
         ctx->plan_hvec = rc ? 0 : plan.h_vectors;
         ctx->plan_wit_bytes = in.witness;
