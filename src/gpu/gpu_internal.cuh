@@ -70,12 +70,6 @@ struct dwit {
     const wpack_blk *blk;
     const dfr *val;
 };
-__device__ __forceinline__ dfr wit_get(const dwit &w, uint32_t i)
-{
-    const wpack_blk b = w.blk[i >> 5];
-    const unsigned c = wpack_class(&b, i);
-    return c == WPACK_ZERO ? f_zero<fr_params>() : c == WPACK_ONE ? f_one<fr_params>() : w.val[wpack_rank(&b, i)];
-}
 /* A packed witness on the host (pinned, per stager) and its device size. */
 struct gpu_wit_packed {
     const wpack_blk *blk;

@@ -326,8 +326,8 @@ static uint64_t lap(cudaStream_t st, uint64_t *t0)
 
 static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       const struct g16_pk *pk, const struct g16_assignment *w,
-                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
-                      struct cuzk_error *err);
+                      const struct gpu_wit_packed *packed, struct gpu_ctx *ctx, struct streamer *sm,
+                      struct g16_timings *t, struct cuzk_error *err);
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
@@ -344,6 +344,14 @@ static bool wit_match(const struct gpu_wit_slot *k, const struct g16_shape *s, c
 {
     return k->inputs == (const void *)w->inputs && k->aux == (const void *)w->aux &&
            k->n_in == s->n_inputs && k->n_aux == s->n_aux;
+}
+
+/* Under wit_mu: the staged copy of w, or NULL. */
+static struct gpu_wit_slot *wit_staged(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w)
+{
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
+        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) return &ctx->wit[i];
+    return NULL;
 }
 
 static void wit_forget(struct gpu_wit_slot *k)
@@ -391,13 +399,9 @@ static size_t wit_others(const struct gpu_ctx *ctx, const struct gpu_wit_slot *k
 static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
                                      size_t bytes, bool evict, bool *hit)
 {
-    struct gpu_wit_slot *k = NULL;
-    *hit = false;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
-            *hit = true;
-            return &ctx->wit[i];
-        }
+    struct gpu_wit_slot *k = wit_staged(ctx, s, w);
+    *hit = k != NULL;
+    if (k) return k;
     for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
         if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
     for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
@@ -485,11 +489,9 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
     if (rc) return rc;
     pthread_mutex_lock(&ctx->pf_mu);
     pthread_mutex_lock(&ctx->wit_mu);
-    bool hit = false, any_room = false;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++) {
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) hit = true;
+    bool hit = wit_staged(ctx, s, w) != NULL, any_room = false;
+    for (int i = 0; i < GPU_WIT_SLOTS; i++)
         if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap) any_room = true;
-    }
     const bool cold = ctx->proofs == 0;
     pthread_mutex_unlock(&ctx->wit_mu);
     if (hit) {
@@ -530,8 +532,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         if (!warm)
             rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
                            "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-        else if (ctx->plan_wit == 1 &&
-                 wit_others(ctx, k) + wit_alloc_size(bytes) > (ctx->plan_wit_bytes ? ctx->plan_wit_bytes : gpu_wit_bytes(s)))
+        else if (ctx->plan_wit == 1 && wit_others(ctx, k) + wit_alloc_size(bytes) > ctx->plan_wit_bytes)
             rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_g16_stage_witness: the memory plan of GPU %d has "
                            "room for one witness buffer, and this one would not fit beside the other in it", ctx->dev);
         else   /* the slot's smaller buffer is given back first */
@@ -571,32 +572,34 @@ extern "C" void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_sh
 {
     if (!ctx || !s || !w) return;
     pthread_mutex_lock(&ctx->wit_mu);
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) {
-            /* a pinned source is read by the DMA itself: the caller may free it on return */
-            cudaEventSynchronize(ctx->wit[i].done);
-            wit_forget(&ctx->wit[i]);
-        }
+    struct gpu_wit_slot *k = wit_staged(ctx, s, w);
+    if (k) {
+        /* a pinned source is read by the DMA itself: the caller may free it on return */
+        cudaEventSynchronize(k->done);
+        wit_forget(k);
+    }
     pthread_mutex_unlock(&ctx->wit_mu);
 }
 
 extern "C" bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx) { return ctx && ctx->last_wit_staged; }
 
 /* The backend's witness on the device: the staged copy of w if there is one (st waits for its
- * upload), else a free buffer (or the oldest staged copy of another witness) filled on st. */
+ * upload), else a free buffer (or the oldest staged copy of another witness) filled on st from
+ * *packed (w packed into GPU_STAGER_MAIN's buffers by the caller), or from a packing made here. */
 static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
-                       cudaStream_t st, struct gpu_wit_slot **out, struct cuzk_error *err)
+                       const struct gpu_wit_packed *packed, cudaStream_t st, struct gpu_wit_slot **out,
+                       struct cuzk_error *err)
 {
-    bool hit = false;
     pthread_mutex_lock(&ctx->wit_mu);
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) hit = true;
+    bool hit = wit_staged(ctx, s, w) != NULL;
     pthread_mutex_unlock(&ctx->wit_mu);
     /* not staged: packed here, under the device lock (the staged path packs beside the
      * previous proof's kernels) */
     struct gpu_wit_packed pk;
     memset(&pk, 0, sizeof pk);
-    if (!hit) {
+    if (!hit && packed) {
+        pk = *packed;
+    } else if (!hit) {
         int rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &pk, err);
         if (rc) return rc;
     }
@@ -665,13 +668,15 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
     bool resident = false;
+    struct gpu_wit_packed wp;
+    const struct gpu_wit_packed *packed = NULL;   /* w's packing, when made here */
     if (!ctx->opt.stream_key) {
         if (ctx->pk != pk && ctx->wit_hint_shape != s) {
             /* a new circuit's key is planned in units of this witness's packed size (with the
-             * slack its buffer gets); the packing is done again for the proof */
-            struct gpu_wit_packed wp;
+             * slack its buffer gets); the proof uploads this packing unless w is staged */
             rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &wp, err);
             if (rc) return rc;
+            packed = &wp;
             ctx->wit_hint = wit_alloc_size(wp.bytes);
             ctx->wit_hint_shape = s;
         }
@@ -685,12 +690,12 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     }
     if (err) cuzk_error_clear(err);
     memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
-    if (resident) return prove_body(out, s, pk, w, ctx, NULL, t, err);
+    if (resident) return prove_body(out, s, pk, w, packed, ctx, NULL, t, err);
 
     struct streamer sm;
     rc = streamer_start(&sm, ctx, pk, err);
     if (rc) return rc;
-    rc = prove_body(out, s, pk, w, ctx, &sm, t, err);
+    rc = prove_body(out, s, pk, w, packed, ctx, &sm, t, err);
     streamer_stop(&sm);
     struct gpu_stream_stats *ss = &ctx->stream_stats;
     for (int k = 0; k < NVEC; k++) ss->bytes += sm.bytes[k];
@@ -701,11 +706,12 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     return rc;
 }
 
-/* SpMV, h pipeline and the five MSMs; sm non-NULL: the key is streamed by sm. */
+/* SpMV, h pipeline and the five MSMs; sm non-NULL: the key is streamed by sm; packed
+ * (nullable): w already packed by the caller (wit_acquire). */
 static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       const struct g16_pk *pk, const struct g16_assignment *w,
-                      struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t,
-                      struct cuzk_error *err)
+                      const struct gpu_wit_packed *packed, struct gpu_ctx *ctx, struct streamer *sm,
+                      struct g16_timings *t, struct cuzk_error *err)
 {
     int rc = CUZK_OK;
     unsigned lg = ceil_log2(pk->n_h);
@@ -718,10 +724,10 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     void *d[3] = {NULL, NULL, NULL};
     for (int i = 0; !rc && i < nv; i++) rc = gpu_scratch(ctx, (enum gpu_slot)(SL_NTT_A + i), N * sizeof(fr_t), &d[i], err);
     if (rc) return rc;
-    /* the witness (4 GiB for a 32 GiB PoRep partition): already staged by
-     * gpu_g16_stage_witness, or uploaded now (pageable memory is staged in parallel) */
+    /* the witness (~0.5 GiB packed for a 32 GiB PoRep partition): already staged by
+     * gpu_g16_stage_witness, or packed and uploaded now */
     struct gpu_wit_slot *ws = NULL;
-    rc = wit_acquire(ctx, s, w, st, &ws, err);
+    rc = wit_acquire(ctx, s, w, packed, st, &ws, err);
     if (rc) return rc;
     rc = prove_phases(out, s, pk, ctx, sm, t, gpu_wit_dev(ws->d, ws->valoff), d, lg, N, t0, err);
     if (!rc) {
@@ -824,8 +830,8 @@ static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t byte
     ctx->loan_used[sl] = false;
 }
 
-static int msm_loans_give(struct gpu_ctx *ctx, const struct g16_shape *s, void *d[3], const dfr *hc, unsigned lg,
-                          uint64_t tail_pts, struct cuzk_error *err)
+static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsigned lg, uint64_t tail_pts,
+                          struct cuzk_error *err)
 {
     const uint64_t N = (uint64_t)1 << lg;
     const size_t half = (size_t)N * sizeof(fr_t) / 2;
@@ -944,7 +950,7 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
             if (np > tail_pts) tail_pts = np;
         }
     }
-    rc = msm_loans_give(ctx, s, d, hc, lg, tail_pts, err);
+    rc = msm_loans_give(ctx, d, hc, lg, tail_pts, err);
     int i0, i1;
     pieces_of(sm, 0, &i0, &i1);
     uint64_t unused = 0;

@@ -1,8 +1,6 @@
 /* wpack.c: packing a witness by value class (wpack.h). */
 #include "cuzk/wpack.h"
 
-#include <string.h>
-
 #include "cuzk/util.h"
 
 struct wpack_job {
@@ -21,8 +19,7 @@ static inline const fr_t *value(const struct wpack_job *j, uint64_t i)
 
 static inline unsigned class_of(const fr_t *v)
 {
-    if (!(v->l[0] | v->l[1] | v->l[2] | v->l[3])) return WPACK_ZERO;
-    return memcmp(v, &FR_ONE, sizeof *v) ? WPACK_OTHER : WPACK_ONE;
+    return fr_is_zero(v) ? WPACK_ZERO : fr_is_one(v) ? WPACK_ONE : WPACK_OTHER;
 }
 
 static void classify_groups(void *vj, size_t g0, size_t g1, unsigned worker)

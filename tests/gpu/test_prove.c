@@ -40,6 +40,19 @@ static void fixture_fini(struct fixture *f)
     free(f->aux);
 }
 
+/* The proof bytes of witness w (NULL: the fixture's own) under blinding r, s: by the CPU
+ * prover (ctx NULL) or by the GPU backend on ctx. */
+static void proof_bytes(uint8_t out[G16_PROOF_BYTES], struct gpu_ctx *ctx, const struct fixture *f,
+                        const struct g16_assignment *w, const fr_t *r, const fr_t *s_blind)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    const struct g16_assignment own = {f->in, f->aux};
+    struct g16_proof p;
+    ASSERT_OK(g16_prove(&p, &f->s, &f->pk, w ? w : &own, 1, r, s_blind, ctx ? gpu_g16_backend : NULL, ctx, NULL, err),
+              err);
+    g16_proof_to_bytes(out, &p);
+}
+
 TEST(spmv_matches_cpu)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
@@ -350,10 +363,9 @@ TEST(key_streamed_in_pieces_proofs_equal_cpu_proofs)
     fr_t r, s;
     rand_fr(&r);
     rand_fr(&s);
-    struct g16_proof pc, pg;
-    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+    struct g16_proof pg;
     uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-    g16_proof_to_bytes(bc, &pc);
+    proof_bytes(bc, NULL, &f, NULL, &r, &s);
     const uint64_t pieces[] = {96 * 1000 + 17, 96 * 4096, 192 * 777, 96, 1ull << 30};
     for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
         gpu_tune("stream.piece=%llu", (unsigned long long)pieces[i]);
@@ -379,22 +391,17 @@ TEST(key_streamed_in_pieces_proofs_equal_cpu_proofs)
 TEST(matrices_in_host_memory_give_same_proofs)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    struct cuzk_error err_s, *err = &err_s;
     gpu_tune("shape.host=1");
     struct fixture f;
     fixture_init(&f, 20000, 3, 991);
-    struct g16_assignment w = {f.in, f.aux};
     fr_t r, s;
     rand_fr(&r);
     rand_fr(&s);
-    struct g16_proof pc, pg;
-    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
     uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-    g16_proof_to_bytes(bc, &pc);
+    proof_bytes(bc, NULL, &f, NULL, &r, &s);
     for (int rep = 0; rep < 2; rep++) {
-        ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+        proof_bytes(bg, ctx, &f, NULL, &r, &s);
         ASSERT_MSG(gpu_ctx_shape_mapped(ctx), "the matrices stayed on the device");
-        g16_proof_to_bytes(bg, &pg);
         ASSERT_MSG(!memcmp(bc, bg, G16_PROOF_BYTES), "proof %d differs from the CPU's", rep);
     }
     gpu_tuning_reset();
@@ -409,23 +416,18 @@ TEST(matrices_in_host_memory_give_same_proofs)
 TEST(two_h_vectors_give_same_proofs)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
-    struct cuzk_error err_s, *err = &err_s;
     gpu_tune("h.two=1");
     struct fixture f;
     fixture_init(&f, 20000, 3, 1993);
-    struct g16_assignment w = {f.in, f.aux};
     fr_t r, s;
     rand_fr(&r);
     rand_fr(&s);
-    struct g16_proof pc, pg;
-    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
     uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-    g16_proof_to_bytes(bc, &pc);
+    proof_bytes(bc, NULL, &f, NULL, &r, &s);
     for (int streamed = 0; streamed < 2; streamed++) {
         gpu_test_stream_key(ctx, streamed);
         for (int rep = 0; rep < 2; rep++) {
-            ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
-            g16_proof_to_bytes(bg, &pg);
+            proof_bytes(bg, ctx, &f, NULL, &r, &s);
             ASSERT_MSG(!memcmp(bc, bg, G16_PROOF_BYTES), "proof %d (%s key) differs from the CPU's", rep,
                        streamed ? "streamed" : "resident");
         }
@@ -449,12 +451,10 @@ TEST(registered_host_memory_gives_same_proofs)
     fr_t r, s;
     rand_fr(&r);
     rand_fr(&s);
-    struct g16_proof pc, pg;
+    struct g16_proof pg;
     uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-    ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
-    g16_proof_to_bytes(bc, &pc);
-    ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
-    g16_proof_to_bytes(bg, &pg);
+    proof_bytes(bc, NULL, &f, NULL, &r, &s);
+    proof_bytes(bg, ctx, &f, NULL, &r, &s);
     ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
     gpu_ctx_unload(ctx);
 
@@ -515,20 +515,13 @@ static void wit_init(struct wit *x, const struct fixture *f, uint64_t seed, cons
     x->aux = calloc(f->s.n_aux + 1, sizeof(fr_t));
     ASSERT(x->in && x->aux);
     ASSERT_OK(synth_witness(x->in, x->aux, &f->s, &f->p, seed, err), err);
-    struct g16_assignment w = {x->in, x->aux};
-    struct g16_proof p;
-    ASSERT_OK(g16_prove(&p, &f->s, &f->pk, &w, 1, r, s_blind, NULL, NULL, NULL, err), err);
-    g16_proof_to_bytes(x->want, &p);
+    proof_bytes(x->want, NULL, f, &(struct g16_assignment){x->in, x->aux}, r, s_blind);
 }
 
 static void gpu_proof_bytes(uint8_t out[G16_PROOF_BYTES], struct gpu_ctx *ctx, const struct fixture *f,
                             const struct wit *x, const fr_t *r, const fr_t *s_blind)
 {
-    struct cuzk_error err_s, *err = &err_s;
-    struct g16_assignment w = {x->in, x->aux};
-    struct g16_proof p;
-    ASSERT_OK(g16_prove(&p, &f->s, &f->pk, &w, 1, r, s_blind, gpu_g16_backend, ctx, NULL, err), err);
-    g16_proof_to_bytes(out, &p);
+    proof_bytes(out, ctx, f, &(struct g16_assignment){x->in, x->aux}, r, s_blind);
 }
 
 struct pf_thread {
