@@ -8,6 +8,9 @@
 # batch). Prints, over the window from the first SYNTH_START to the last GPU_END:
 #   - the GPU busy fraction: the union of the [GPU_START, GPU_END] intervals (a prover holds the
 #     device lock over exactly its kernels) divided by the window;
+#   - the steady state: the median interval between consecutive device-lock starts times the
+#     partitions per proof (the rate once the pipeline is full; a batch's throughput also
+#     counts its first synthesis and its last proof's assembly and verification);
 #   - medians and maxima per partition of synthesis, synthesized-to-picked-up (queue), picked-up
 #     to device lock (staging the witness and waiting for the other prover), device-lock hold
 #     (kernels) with its phases, witness staging, and self-verification.
@@ -34,6 +37,7 @@ $1 == "TIMELINE" {
     t = $2 + 0; ev = $3; job = $4
     d = $5; for (i = 6; i <= NF; i++) d = d "," $i
     p = kv(d, "partition"); key = job "/" p
+    if (p != "" && p + 1 > ppj) ppj = p + 1
     if (first == "" && ev == "SYNTH_START") first = t
     if (ev == "SYNTH_START") ss[key] = t
     else if (ev == "SYNTH_END") { ns++; synth[ns] = kv(d, "synth_ms") + 0 }
@@ -57,9 +61,14 @@ END {
         if (bs[i] > ce) { busy += ce - cs; cs = bs[i]; ce = be[i] } else if (be[i] > ce) ce = be[i]
     }
     busy += ce - cs
+    for (i = 1; i < nb; i++) gap[i] = bs[i + 1] - bs[i]
     win = last - first
     printf "timeline: %d partitions proved in %.1f s (first synthesis start to last GPU end)\n", nb, win / 1000
     printf "  GPU busy fraction          %.2f (device lock held %.1f s of %.1f s)\n", win ? busy / win : 0, busy / 1000, win / 1000
+    if (nb > 1) {
+        g = median(gap, nb - 1)
+        printf "  steady state               %.2f s/proof (median interval between device-lock starts %.0f ms x %d partitions per proof)\n", g * ppj / 1000, g, ppj
+    }
     stat("synthesis", synth, ns)
     stat("queue (synth end->pickup)", queue, nq)
     stat("stage + lock wait", lockw, nl)

@@ -71,7 +71,27 @@ void dev_unpin_entry(struct engine *e, struct srs_entry *s)
     g16_pk_vectors(&s->pk, v, nb);
     for (int k = 0; k < G16_PK_VECTORS; k++)
         if (v[k] && nb[k]) e->be.ops->host_unpin(e->be.self, v[k]);
+    pthread_mutex_lock(&e->mu);
     s->pinned = false;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* A key pinned for streaming that every device now holds is unpinned, so its host copy can be
+ * released: a preload plans before any witness exists, so a key can be streamed at the
+ * preload and made resident by the first proof's plan (the GPU backend plans again with the
+ * witness's packed size). No device streams it once all hold it. */
+static void unpin_if_everywhere(struct engine *e, struct srs_entry *s)
+{
+    const uint32_t all = e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1;
+    pthread_mutex_lock(&e->mu);
+    bool go = s->pinned && (s->vram_mask & all) == all;
+    pthread_mutex_unlock(&e->mu);
+    if (!go) return;
+    dev_unpin_entry(e, s);
+    pthread_mutex_lock(&e->mu);
+    s->pin_tried = false;   /* streamed again later (evicted from a device): pinned again */
+    pthread_mutex_unlock(&e->mu);
+    cuzk_log(CLOG_INFO, "SRS unpinned in host memory: circuit=%s (every GPU holds the key)", s->id);
 }
 
 /* Make entry s resident on device d (device lock held, e->mu not held): shape, then key.
@@ -115,6 +135,7 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
     pthread_mutex_unlock(&e->mu);
     if (fits && !was) {
         cuzk_log(CLOG_INFO, "SRS resident in VRAM: circuit=%s gpu=%d", s->id, e->be.ordinals[d]);
+        unpin_if_everywhere(e, s);
         srs_key_release(e, s);   /* when every device now holds it */
     }
     if (krc == CUZK_E_GPU_NOMEM || krc == CUZK_E_UNSUPPORTED) {

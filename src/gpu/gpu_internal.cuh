@@ -96,6 +96,7 @@ enum { WIT_FREE = 0, WIT_BUSY = 1, WIT_READY = 2 };
 struct gpu_wit_slot {
     void *d;
     size_t cap;
+    size_t bytes;    /* the packed copy's size (<= cap) */
     size_t valoff;   /* the packed copy's values (struct gpu_wit_packed) */
     int state;
     const void *inputs, *aux;

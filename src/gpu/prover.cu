@@ -359,6 +359,7 @@ static void wit_forget(struct gpu_wit_slot *k)
     k->state = WIT_FREE;
     k->inputs = k->aux = NULL;
     k->n_in = k->n_aux = 0;
+    k->bytes = 0;
 }
 
 /* A packed witness's size varies a little from partition to partition: its buffer is
@@ -555,6 +556,7 @@ extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape
         wit_forget(k);
     } else {
         k->state = WIT_READY;
+        k->bytes = pk.bytes;
         k->valoff = pk.valoff;
         k->inputs = w->inputs;
         k->aux = w->aux;
@@ -624,9 +626,10 @@ static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const str
     }
     if (!rc && !hit) {
         rc = gpu_wit_put(ctx, GPU_STAGER_MAIN, k->d, &pk, st, err);
+        k->bytes = pk.bytes;
         k->valoff = pk.valoff;
     }
-    ctx->wit_cur_bytes = hit ? k->cap : pk.bytes;
+    ctx->wit_cur_bytes = k->bytes;   /* packed bytes, staged or not: the MSM reserve sizes by them */
     if (rc) {
         pthread_mutex_lock(&ctx->wit_mu);
         wit_forget(k);

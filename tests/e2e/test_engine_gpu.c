@@ -526,6 +526,65 @@ TEST_T(host_copy_of_a_resident_key_is_released_and_read_back, 120)
     rmdir(dir);
 }
 
+/* A key the devices could not hold at its preload is pinned and streamed; once every device
+ * holds it (the GPU backend's first proof plans again with the packed witness and finds room)
+ * the pinned host copy is unpinned and released, not kept for nothing. While one device still
+ * streams it, it stays pinned. */
+TEST_T(pinned_key_is_unpinned_once_every_device_holds_it, 120)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    char dir[] = "/tmp/cuzk-test-unpin-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    char path[96];
+    {
+        struct synth_params sp = {.n_constraints = 64, .n_public = 2};
+        struct g16_shape shape;
+        struct g16_pk pk;
+        ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+        ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
+        snprintf(path, sizeof path, "%s/synthetic-64.params", dir);
+        ASSERT_OK(g16_params_write(&pk, path, err), err);
+        g16_pk_free(&pk);
+        g16_shape_free(&shape);
+    }
+    struct engine *e = start_with(&fake_copy_ops, dir);
+    bool already;
+    uint64_t ms;
+    fakes[0].nomem = fakes[1].nomem = true;
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_EQ_U64(n_pins, 5);
+    ASSERT(host_copy(e, "synthetic-64"));
+
+    fakes[0].nomem = false;   /* device 0 holds it now, device 1 still streams it */
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_EQ_U64(n_unpins, 0);
+    ASSERT(host_copy(e, "synthetic-64"));
+
+    fakes[1].nomem = false;
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_EQ_U64(n_unpins, 5);
+    ASSERT(!host_copy(e, "synthetic-64"));
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    const struct engine_srs_snap *x = find_srs(&s, "synthetic-64");
+    ASSERT(x);
+    ASSERT_STR_CONTAINS(x->tier, "vram");
+    ASSERT_EQ_U64(x->vram_mask, 3);
+    engine_snapshot_free(&s);
+    submit(e, "u-0", 64, 3);   /* proved from the devices' copies, verified by the engine */
+    await_ok(e, "u-0", 3);
+    ASSERT_EQ_U64(violations_no_host_key, 0);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    ASSERT_EQ_U64(n_unpins, 5);   /* nothing unpinned twice */
+    unlink(path);
+    char v[128];
+    snprintf(v, sizeof v, "%s.validated", path);
+    unlink(v);
+    rmdir(dir);
+}
+
 /* A real out-of-memory at prove time (another process took the card's memory): the
  * partition waits with the device lock released and tries again; the job completes. */
 TEST_T(out_of_memory_at_prove_waits_and_retries, 60)
