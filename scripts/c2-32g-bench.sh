@@ -13,6 +13,7 @@
 #   GPU_MEMORY_LIMIT=48GiB ([gpus] memory_limit), SINGLE_BATCH= (empty: skip the -c 1 batch),
 #   CEILING=0 (skip the gpu-prove ceiling), CAPS="24GiB 48GiB" (then a daemon per memory_limit,
 #   CAP_COUNT=2 proofs at -j 2 each, s/proof per cap), MAIN=0 (only the caps and the ceiling)
+#   GPU_TRACE=1 ([gpus] trace: each MSM plan and device allocation in daemon.log)
 #   REQUIRE_GPU=0 with a CPU build (BIN=build/bin, no loader) for a dry run at SIZE=2KiB.
 set -u
 DIR=${1:?DIR (made by daemon-gpu-check.sh --pack) or a build dir with BIN set}
@@ -68,10 +69,12 @@ echo "gen-vanilla: $(secs "$t0" "$(now)") s"
 # pointing at the key, with [gpus] memory_limit = CAP unless CAP is empty, logs in LOGDIR)
 daemon_up() {
     printf '[srs]\nparam_cache = "%s"\nvalidation = "full"\n' "$P" > "$T/cuzk.toml"
+    [ -n "$1" ] || [ "${GPU_TRACE:-0}" = 1 ] && printf '[gpus]\n' >> "$T/cuzk.toml"
     if [ -n "$1" ]; then   # e.g. 48GiB: the daemon uses the card as if it were that small
-        printf '[gpus]\nmemory_limit = "%s"\n' "$1" >> "$T/cuzk.toml"
+        printf 'memory_limit = "%s"\n' "$1" >> "$T/cuzk.toml"
         echo "[gpus] memory_limit = $1"
     fi
+    [ "${GPU_TRACE:-0}" = 1 ] && printf 'trace = true\n' >> "$T/cuzk.toml"   # MSM plans on stderr
     rm -f "$T/cuzk.sock"
     if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
         "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
