@@ -216,12 +216,21 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
     return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
 
+/* During the prover's MSMs: the bytes of its 0/1 splits' buffers (flags, positions, tail
+ * indices) that their slots do not hold yet; once the largest split has run, nothing. */
+static size_t split_reserve(const struct gpu_ctx *ctx)
+{
+    const size_t held = ctx->slot_size[SL_FLAGS] + ctx->slot_size[SL_POS] + ctx->slot_size[SL_TAIL_IDX];
+    return ctx->msm_reserve_split > held ? ctx->msm_reserve_split - held : 0;
+}
+
 /* Window size and windows per group: c from the measured table (or the cost model), and up to
  * 2^msm.sort_lg keys sorted at once; then, while the scratch would not fit in free GPU memory,
  * fewer windows per group down to 2^msm.sort_base_lg keys, then no word planes, no batch-affine
  * rounds, fewer windows per group, smaller windows. Groups above 2^sort_base_lg keys are taken
  * only while GPU_MSM_RESERVE bytes stay free beside them (a second witness buffer for the
- * prover's prefetch), or the prover's exact ctx->msm_reserve during its MSMs, or msm.reserve. */
+ * prover's prefetch), or the prover's exact ctx->msm_reserve during its MSMs, or msm.reserve;
+ * every group leaves the room the prover's 0/1 splits still need (split_reserve). */
 #define GPU_MSM_RESERVE ((size_t)8 << 30)
 int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, struct cuzk_error *err)
 {
@@ -250,10 +259,13 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
         if (rc) return rc;
     }
     /* (extra 0: the slots are already that large, the memory is taken) */
+    /* groups above g_base leave the whole reserve (room for the next witness too); every
+     * group leaves what the rest of the prover's proof must still allocate (its splits) */
+    const size_t split = split_reserve(ctx);
     const size_t reserve = gpu_tuning.msm_reserve ? (size_t)gpu_tuning.msm_reserve
-                           : ctx->msm_reserve     ? ctx->msm_reserve
+                           : ctx->msm_reserve     ? ctx->msm_reserve + split
                                                   : GPU_MSM_RESERVE;
-    auto over = [&] { return extra > avail || (g > g_base && extra && avail - extra < reserve); };
+    auto over = [&] { return extra > avail || (extra && avail - extra < (g > g_base ? reserve : split)); };
     while (over()) {
         if (g > g_base) {
             g = (g + 1) / 2 > g_base ? (g + 1) / 2 : g_base;

@@ -878,9 +878,11 @@ static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsign
     /* The 0/1 splits of the L, A and B MSMs take 12 bytes per point of their largest piece
      * (flags, positions, tail indices) from free memory when the coset table's shift half is
      * not lent for them (no table: a tight card, or a capped one): leave that room too, or
-     * the H MSM's window groups take it and every tail fails (40 and 48 GiB caps). */
+     * the H MSM's scratch takes it and every tail fails (a capped card streaming whole
+     * vectors: the H MSM plans one window per sort there, and the room must hold then too). */
     const bool lent = ctx->loan[SL_FLAGS] != NULL;
-    ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30)) + (lent ? 0 : 12 * tail_pts);
+    ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
+    ctx->msm_reserve_split = lent ? 0 : 12 * tail_pts;
     return CUZK_OK;
 }
 
@@ -897,6 +899,7 @@ static void msm_loans_end(struct gpu_ctx *ctx)
         ctx->loan_used[sl] = false;
     }
     ctx->msm_reserve = 0;
+    ctx->msm_reserve_split = 0;
 }
 
 /* One matrix's SpMV into a domain vector, its padding zeroed; the two-vector h pipeline makes
