@@ -306,6 +306,17 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
     return CUZK_OK;
 }
 
+void gpu_scratch_release(struct gpu_ctx *ctx)
+{
+    cudaSetDevice(ctx->dev);
+    cudaDeviceSynchronize();   /* no kernel of the failed call still reads a slot */
+    for (int s = 0; s < SL__COUNT; s++) {
+        if (ctx->slot[s]) cudaFree(ctx->slot[s]);
+        ctx->slot[s] = NULL;
+        ctx->slot_size[s] = 0;
+    }
+}
+
 /* ---- residency ---- */
 
 static int upload(struct gpu_ctx *ctx, void **d, const void *h, size_t bytes, const char *what,

@@ -118,17 +118,17 @@ struct gpu_ctx {
      * named slots instead of their own buffers, when large enough; loan_used marks the slots
      * so served (a used table loan leaves the table stale), loans_taken counts them (tests).
      * msm_reserve, when nonzero, replaces GPU_MSM_RESERVE (what a large window group must
-     * leave free) with what the prover knows it still needs; msm_reserve_split (the 0/1
-     * splits' flags, positions and tail indices, 12 bytes a point of the largest piece, when
-     * not lent), less what those slots hold already, is added to it and binds every group
-     * (msm_plan.cu split_reserve). The loans free the memory a
+     * leave free) with what the prover knows it still needs; what its 0/1 splits and sums
+     * of up to msm_split_pts points (the largest tail piece) still allocate is added to it
+     * and binds every group (msm_plan.cu split_reserve). The loans free the memory a
      * card of 80 GB needs beside a resident 32 GiB-PoRep key (decisions.md, "The prover's MSMs
      * borrow the h pipeline's dead memory"). */
     void *loan[SL__COUNT];
     size_t loan_size[SL__COUNT];
     bool loan_used[SL__COUNT];
     uint64_t loans_taken;
-    size_t msm_reserve, msm_reserve_split;
+    size_t msm_reserve;
+    uint64_t msm_split_pts;
     /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
      * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N and
      * [6] = [3] times 1/(N Z) (the h pipeline's unshift) for the domain coset_lg. */
@@ -207,6 +207,9 @@ struct gpu_ctx {
 
 #define COSET_TAB 16384u
 
+/* Every scratch slot given back (after a call that ran out of device memory: the retry plans
+ * its scratch again from what is free then, not beside the failed call's buffers). */
+void gpu_scratch_release(struct gpu_ctx *ctx);
 /* Scratch slot of at least `bytes` (contents not preserved on growth). */
 int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
                 struct cuzk_error *err);

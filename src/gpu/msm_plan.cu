@@ -216,12 +216,21 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
     return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
 
-/* During the prover's MSMs: the bytes of its 0/1 splits' buffers (flags, positions, tail
- * indices) that their slots do not hold yet; once the largest split has run, nothing. */
+/* During the prover's MSMs: what its 0/1 splits and sums of up to msm_split_pts points still
+ * allocate beyond what their slots hold (or are lent): flags, positions and tail indices, 4
+ * bytes a point each; the sum's word counts (1/4 byte a point), its scan and its XYZZ
+ * partials (one G2 point per 256 points, the larger group's). Once the largest split and
+ * sum have run, nothing. */
 static size_t split_reserve(const struct gpu_ctx *ctx)
 {
-    const size_t held = ctx->slot_size[SL_FLAGS] + ctx->slot_size[SL_POS] + ctx->slot_size[SL_TAIL_IDX];
-    return ctx->msm_reserve_split > held ? ctx->msm_reserve_split - held : 0;
+    const size_t p = ctx->msm_split_pts, words = (p + 31) / 32;
+    if (!p) return 0;
+    const size_t xyzz_g2 = 4 * 96;
+    const slot_need need[] = {
+        {SL_FLAGS, 4 * p}, {SL_POS, 4 * p}, {SL_TAIL_IDX, 4 * p}, {SL_AFF_CNT, (2 * words + 2) * 4},
+        {SL_AFF_CUB, msm_scan_tmp_bytes(words)}, {SL_SUM_PART, (words + 7) / 8 * xyzz_g2},
+    };
+    return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
 
 /* Window size and windows per group: c from the measured table (or the cost model), and up to

@@ -693,13 +693,19 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     }
     if (err) cuzk_error_clear(err);
     memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
-    if (resident) return prove_body(out, s, pk, w, packed, ctx, NULL, t, err);
+    if (resident) {
+        rc = prove_body(out, s, pk, w, packed, ctx, NULL, t, err);
+        if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
+        return rc;
+    }
 
     struct streamer sm;
     rc = streamer_start(&sm, ctx, pk, err);
+    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
     if (rc) return rc;
     rc = prove_body(out, s, pk, w, packed, ctx, &sm, t, err);
     streamer_stop(&sm);
+    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
     struct gpu_stream_stats *ss = &ctx->stream_stats;
     for (int k = 0; k < NVEC; k++) ss->bytes += sm.bytes[k];
     ss->upload_ns = sm.t_end > sm.t_start ? sm.t_end - sm.t_start : 0;
@@ -875,14 +881,13 @@ static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsign
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
     pthread_mutex_unlock(&ctx->wit_mu);
-    /* The 0/1 splits of the L, A and B MSMs take 12 bytes per point of their largest piece
-     * (flags, positions, tail indices) from free memory when the coset table's shift half is
-     * not lent for them (no table: a tight card, or a capped one): leave that room too, or
-     * the H MSM's scratch takes it and every tail fails (a capped card streaming whole
-     * vectors: the H MSM plans one window per sort there, and the room must hold then too). */
-    const bool lent = ctx->loan[SL_FLAGS] != NULL;
+    /* Without the coset table's shift half to lend (a tight or capped card), the 0/1 splits
+     * and sums of the L, A and B MSMs take ~14 bytes per point of their largest piece from
+     * free memory (flags, positions, tail indices, the sums' counts and partials): the MSM
+     * plan leaves that room, or the H MSM's scratch takes it and every tail fails (a capped
+     * card streaming the key, where the H MSM sorts one window at a time). */
     ctx->msm_reserve = ((size_t)1 << 30) + (both ? 0 : wb + ((size_t)1 << 30));
-    ctx->msm_reserve_split = lent ? 0 : 12 * tail_pts;
+    ctx->msm_split_pts = ctx->loan[SL_FLAGS] ? 0 : tail_pts;
     return CUZK_OK;
 }
 
@@ -899,7 +904,7 @@ static void msm_loans_end(struct gpu_ctx *ctx)
         ctx->loan_used[sl] = false;
     }
     ctx->msm_reserve = 0;
-    ctx->msm_reserve_split = 0;
+    ctx->msm_split_pts = 0;
 }
 
 /* One matrix's SpMV into a domain vector, its padding zeroed; the two-vector h pipeline makes
