@@ -47,8 +47,9 @@ struct gpu_plan {
 
 /* The working set one proof needs beside its key, shape and witness: `vectors` (3 or 2) domain
  * vectors of N field elements for the h pipeline (which the MSMs then borrow), the NTT twiddle
- * table (N / 2 elements), the 0/1 split's flags, positions and tail indices (12 bytes per
- * point, up to N), and 2 GiB for the MSMs' own scratch. */
+ * table (N / 2 elements), the 0/1 splits and sums (flags, positions and tail indices, word
+ * counts and XYZZ partials: 14 bytes per point, up to N), and 2 GiB for the MSMs' own
+ * scratch. */
 uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors);
 
 #define GPU_PLAN_MIN_CHUNK (512ull << 20)   /* smallest streamed piece: 5.6 M G1 points */

@@ -7,7 +7,7 @@
 
 uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors)
 {
-    return vectors * domain * 32 + domain / 2 * 32 + 12 * domain + (2ull << 30);
+    return vectors * domain * 32 + domain / 2 * 32 + 14 * domain + (2ull << 30);
 }
 
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err)

@@ -29,7 +29,7 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
     }
     const uint64_t vectors = i % 2 ? 2 : 3;
     uint64_t fixed = (i / 4 % 2 ? 0 : in->shape) + vectors * in->domain * 32 + in->domain / 2 * 32 +
-                     12 * in->domain + 2 * GIB + (i / 2 % 2 ? 1 : 2) * in->witness;
+                     14 * in->domain + 2 * GIB + (i / 2 % 2 ? 1 : 2) * in->witness;
     *chunk = 0;
     if (i < 8) return fixed + key <= in->mem ? fixed + key : 0;
     if (fixed >= in->mem) return 0;
