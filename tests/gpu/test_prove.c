@@ -438,6 +438,48 @@ TEST(two_h_vectors_give_same_proofs)
     gpu_ctx_free(ctx);
 }
 
+/* A backend call that runs out of device memory gives its scratch back, so the daemon's retry
+ * plans from what is free then rather than beside the failed call's buffers; with room again
+ * the same proof is the CPU's. The cap leaves no room to grow beyond what the context holds
+ * once the larger circuit's shape and key are loaded. */
+TEST(out_of_memory_gives_scratch_back)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    size_t f0 = 0, f1 = 0, tot = 0;
+    ASSERT_OK(gpu_mem_info(ctx, &f0, &tot, err), err);
+    struct fixture small, big;
+    fixture_init(&small, 4000, 2, 71);
+    fixture_init(&big, 60000, 2, 72);
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+    proof_bytes(bg, ctx, &small, NULL, &r, &s);
+    ASSERT(gpu_ctx_scratch_bytes(ctx) > 0);
+    ASSERT_OK(gpu_ctx_load_shape(ctx, &big.s, err), err);
+    ASSERT_OK(gpu_ctx_load_pk(ctx, &big.pk, err), err);
+    ASSERT_OK(gpu_mem_info(ctx, &f1, &tot, err), err);
+    struct gpu_options o;
+    memset(&o, 0, sizeof o);
+    o.mem_limit_bytes = (f0 > f1 ? f0 - f1 : 0) + ((size_t)65 << 20);   /* held now + the check's margin */
+    gpu_ctx_set_options(ctx, &o);
+    const struct g16_assignment w = {big.in, big.aux};
+    struct g16_proof p;
+    int rc = g16_prove(&p, &big.s, &big.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err);
+    ASSERT_MSG(rc == CUZK_E_GPU_NOMEM, "capped proof: rc %d (%s), expected out of GPU memory", rc, err->msg);
+    ASSERT_EQ_U64(gpu_ctx_scratch_bytes(ctx), 0);
+    o.mem_limit_bytes = 0;
+    gpu_ctx_set_options(ctx, &o);
+    proof_bytes(bc, NULL, &big, NULL, &r, &s);
+    proof_bytes(bg, ctx, &big, NULL, &r, &s);
+    ASSERT_MSG(!memcmp(bc, bg, G16_PROOF_BYTES), "the proof after the out-of-memory differs from the CPU's");
+    gpu_ctx_unload(ctx);
+    fixture_fini(&small);
+    fixture_fini(&big);
+    gpu_ctx_free(ctx);
+}
+
 /* Default 64 MiB staging chunks with multi-piece parallel copies (h is 12 MiB, the witness
  * 2.2 MiB, both over the 2 MiB copy grain), then the same key and witness page-locked in
  * place (gpu_host_register): direct DMA on both the resident and the streamed path. */
