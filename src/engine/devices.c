@@ -73,6 +73,7 @@ void dev_unpin_entry(struct engine *e, struct srs_entry *s)
         if (v[k] && nb[k]) e->be.ops->host_unpin(e->be.self, v[k]);
     pthread_mutex_lock(&e->mu);
     s->pinned = false;
+    s->pin_tried = false;   /* streamed again later: pinned again */
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -82,15 +83,12 @@ void dev_unpin_entry(struct engine *e, struct srs_entry *s)
  * witness's packed size). No device streams it once all hold it. */
 static void unpin_if_everywhere(struct engine *e, struct srs_entry *s)
 {
-    const uint32_t all = e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1;
+    const uint32_t all = dev_all_mask(e);
     pthread_mutex_lock(&e->mu);
     bool go = s->pinned && (s->vram_mask & all) == all;
     pthread_mutex_unlock(&e->mu);
     if (!go) return;
     dev_unpin_entry(e, s);
-    pthread_mutex_lock(&e->mu);
-    s->pin_tried = false;   /* streamed again later (evicted from a device): pinned again */
-    pthread_mutex_unlock(&e->mu);
     cuzk_log(CLOG_INFO, "SRS unpinned in host memory: circuit=%s (every GPU holds the key)", s->id);
 }
 

@@ -276,6 +276,9 @@ struct engine {
     struct agg_srs *agg_srs;
 };
 
+/* The bit of every device (vram_mask, dev_mask). */
+static inline uint32_t dev_all_mask(const struct engine *e) { return e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1; }
+
 /* ---- aggregation (aggregate.c) ----
  * Aggregate job j's partition proofs (every partition done and verified; e->mu NOT held,
  * on the calling CPU thread): the inner-product SRS (param_cache/v28-fil-inner-product-v1.srs,

@@ -68,7 +68,7 @@ int srs_read_params(struct engine *e, struct srs_entry *x, const char *path, str
 
 void srs_key_release(struct engine *e, struct srs_entry *x)
 {
-    const uint32_t all = e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1;
+    const uint32_t all = dev_all_mask(e);
     void *v[G16_PK_VECTORS];
     size_t nb[G16_PK_VECTORS];
     pthread_mutex_lock(&e->mu);

@@ -225,10 +225,9 @@ static size_t split_reserve(const struct gpu_ctx *ctx)
 {
     const size_t p = ctx->msm_split_pts, words = (p + 31) / 32;
     if (!p) return 0;
-    const size_t xyzz_g2 = 4 * 96;
     const slot_need need[] = {
         {SL_FLAGS, 4 * p}, {SL_POS, 4 * p}, {SL_TAIL_IDX, 4 * p}, {SL_AFF_CNT, (2 * words + 2) * 4},
-        {SL_AFF_CUB, msm_scan_tmp_bytes(words)}, {SL_SUM_PART, (words + 7) / 8 * xyzz_g2},
+        {SL_AFF_CUB, msm_scan_tmp_bytes(words)}, {SL_SUM_PART, (words + 7) / 8 * sizeof(g2x_d)},
     };
     return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }

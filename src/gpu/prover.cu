@@ -328,13 +328,16 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       const struct g16_pk *pk, const struct g16_assignment *w,
                       const struct gpu_wit_packed *packed, struct gpu_ctx *ctx, struct streamer *sm,
                       struct g16_timings *t, struct cuzk_error *err);
+static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                          const struct g16_assignment *w, const struct gpu_wit_packed *packed,
+                          struct gpu_ctx *ctx, struct g16_timings *t, struct cuzk_error *err);
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
 
 /* ---- witness buffers and prefetch ----
- * A 32 GiB PoRep partition's witness is 4 GiB, a long copy under the device lock when the
- * backend uploads it itself. With two prover workers per GPU (the daemon's default), the next
+ * A 32 GiB PoRep partition's witness is ~0.5 GiB packed (4 GiB of field elements), a long
+ * packing and copy under the device lock when the backend uploads it itself. With two prover workers per GPU (the daemon's default), the next
  * worker's upload can run on the copy engine while the current proof's kernels run, so the
  * witness lives in one of two device buffers: the backend proves from one while
  * gpu_g16_stage_witness fills the other. A staged copy is matched by pointer identity and
@@ -693,19 +696,22 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     }
     if (err) cuzk_error_clear(err);
     memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
-    if (resident) {
-        rc = prove_body(out, s, pk, w, packed, ctx, NULL, t, err);
-        if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
-        return rc;
-    }
+    rc = resident ? prove_body(out, s, pk, w, packed, ctx, NULL, t, err)
+                  : prove_streamed(out, s, pk, w, packed, ctx, t, err);
+    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);   /* a retry plans its scratch afresh */
+    return rc;
+}
 
+/* prove_body with the key streamed by a helper thread; its figures in ctx->stream_stats. */
+static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
+                          const struct g16_assignment *w, const struct gpu_wit_packed *packed,
+                          struct gpu_ctx *ctx, struct g16_timings *t, struct cuzk_error *err)
+{
     struct streamer sm;
-    rc = streamer_start(&sm, ctx, pk, err);
-    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
+    int rc = streamer_start(&sm, ctx, pk, err);
     if (rc) return rc;
     rc = prove_body(out, s, pk, w, packed, ctx, &sm, t, err);
     streamer_stop(&sm);
-    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);
     struct gpu_stream_stats *ss = &ctx->stream_stats;
     for (int k = 0; k < NVEC; k++) ss->bytes += sm.bytes[k];
     ss->upload_ns = sm.t_end > sm.t_start ? sm.t_end - sm.t_start : 0;
