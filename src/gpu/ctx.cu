@@ -289,8 +289,7 @@ int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
     }
     /* round up so that slightly larger later requests reuse the buffer (by at most 256 MiB:
      * 1/16 of the multi-GiB buffers of a 2^27 MSM was ~3.5 GiB of a tight memory budget) */
-    const size_t slack = bytes / 16 < ((size_t)256 << 20) ? bytes / 16 : ((size_t)256 << 20);
-    size_t sz = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes + slack;
+    size_t sz = gpu_scratch_size(bytes);
     char what[48];
     snprintf(what, sizeof what, "gpu scratch %d", (int)s);
     int rc = gpu_malloc(ctx, &ctx->slot[s], sz, what, err);

@@ -213,6 +213,15 @@ void gpu_scratch_release(struct gpu_ctx *ctx);
 /* Scratch slot of at least `bytes` (contents not preserved on growth). */
 int gpu_scratch(struct gpu_ctx *ctx, enum gpu_slot s, size_t bytes, void **out,
                 struct cuzk_error *err);
+/* What gpu_scratch allocates for a request of `bytes` where memory allows: at least 1 MiB, and
+ * 1/16 more (at most 256 MiB) so that slightly larger later requests reuse the buffer. The
+ * MSM plan counts this size, not the request: the slack of a split's three buffers was what a
+ * tight card lacked for the sum after them. */
+static inline size_t gpu_scratch_size(size_t bytes)
+{
+    const size_t slack = bytes / 16 < ((size_t)256 << 20) ? bytes / 16 : ((size_t)256 << 20);
+    return bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes + slack;
+}
 /* What gpu_mem_check leaves free beside every allocation: CUDA's own allocations (module data,
  * CUB, streams). */
 #define GPU_MEM_MARGIN ((size_t)64 << 20)

@@ -148,7 +148,7 @@ size_t msm_slots_extra(const struct gpu_ctx *ctx, const slot_need *need, size_t 
         const enum gpu_slot s = need[i].s;
         if (ctx->loan[s] && ctx->loan_size[s] >= need[i].bytes) continue;   /* lent memory */
         const size_t have = ctx->slot[s] ? ctx->slot_size[s] : 0;
-        if (need[i].bytes > have) extra += need[i].bytes - have;
+        if (need[i].bytes > have) extra += gpu_scratch_size(need[i].bytes) - have;
     }
     return extra;
 }
@@ -217,16 +217,17 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
 }
 
 /* During the prover's MSMs: what its 0/1 splits and sums of up to msm_split_pts points still
- * allocate beyond what their slots hold (or are lent): flags, positions and tail indices, 4
- * bytes a point each; the sum's word counts (1/4 byte a point), its scan and its XYZZ
- * partials (one G2 point per 256 points, the larger group's). Once the largest split and
- * sum have run, nothing. */
+ * allocate beyond what their slots hold (or are lent): the ones bitmap; flags, positions and
+ * tail indices, 4 bytes a point each; the split's count and the sum's extra point; the sum's
+ * word counts (1/4 byte a point), its scan and its XYZZ partials (one G2 point per 256
+ * points, the larger group's). Once the largest split and sum have run, nothing. */
 static size_t split_reserve(const struct gpu_ctx *ctx)
 {
     const size_t p = ctx->msm_split_pts, words = (p + 31) / 32;
     if (!p) return 0;
     const slot_need need[] = {
-        {SL_FLAGS, 4 * p}, {SL_POS, 4 * p}, {SL_TAIL_IDX, 4 * p}, {SL_AFF_CNT, (2 * words + 2) * 4},
+        {SL_ONES, 4 * words}, {SL_FLAGS, 4 * p}, {SL_POS, 4 * p}, {SL_TAIL_IDX, 4 * p},
+        {SL_NUM, 4096}, {SL_EXTRA, 4096}, {SL_AFF_CNT, (2 * words + 2) * 4},
         {SL_AFF_CUB, msm_scan_tmp_bytes(words)}, {SL_SUM_PART, (words + 7) / 8 * sizeof(g2x_d)},
     };
     return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);

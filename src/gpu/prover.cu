@@ -845,6 +845,14 @@ static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t byte
     ctx->loan_used[sl] = false;
 }
 
+/* The bytes of h pipeline vector v (its scratch slot's size, which may exceed N elements). */
+static size_t vec_bytes(const struct gpu_ctx *ctx, const void *v, uint64_t N)
+{
+    for (int s = SL_NTT_A; s <= SL_NTT_C; s++)
+        if (ctx->slot[s] == v) return ctx->slot_size[s];
+    return (size_t)N * sizeof(fr_t);
+}
+
 static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsigned lg, uint64_t tail_pts,
                           struct cuzk_error *err)
 {
@@ -854,18 +862,28 @@ static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsign
     int k = 0;
     for (int i = 0; i < 3 && k < 2; i++)
         if (d[i] && (const void *)d[i] != (const void *)hc) idle[k++] = d[i];
+    const bool tab = ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale;
     if (k >= 1) {
         /* keys in one idle vector, values in the other; with two h vectors only the keys are
-         * lent (the values come from free memory) */
-        msm_loan(ctx, SL_KEYS0, idle[0], half);
-        msm_loan(ctx, SL_KEYS1, (char *)idle[0] + half, half);
+         * lent (the values come from free memory). Without the coset table (a card without
+         * room for it) the sort buffers get one window's worth each (4 N bytes) and the rest
+         * of each vector holds the batch-affine rounds' second points and prefix products:
+         * the H MSM's rounds then need only their first points and pairs from free memory,
+         * which on an 80 GB card beside the resident key is what lets them run at all. */
+        const size_t q = tab || k < 2 ? half : (size_t)N * 4;
+        msm_loan(ctx, SL_KEYS0, idle[0], q);
+        msm_loan(ctx, SL_KEYS1, (char *)idle[0] + q, q);
         if (k == 2) {
-            msm_loan(ctx, SL_VALS0, idle[1], half);
-            msm_loan(ctx, SL_VALS1, (char *)idle[1] + half, half);
+            msm_loan(ctx, SL_VALS0, idle[1], q);
+            msm_loan(ctx, SL_VALS1, (char *)idle[1] + q, q);
+            if (q < half) {
+                msm_loan(ctx, SL_AFF_PTS1, (char *)idle[0] + 2 * q, vec_bytes(ctx, idle[0], N) - 2 * q);
+                msm_loan(ctx, SL_AFF_PRE, (char *)idle[1] + 2 * q, vec_bytes(ctx, idle[1], N) - 2 * q);
+            }
         }
         /* split_scalars asks for it only in the tail, after the H MSM's kernels on st */
         msm_loan(ctx, SL_TAIL_SC, (void *)hc, (size_t)N * sizeof(fr_t));
-        if (ctx->shift_tab && ctx->shift_lg == lg && !ctx->shift_stale) {
+        if (tab) {
             /* the shift half, 32 N bytes: pairs 17 N (o1 <= (m + buckets) / 2 pairs of 8
              * bytes, m <= 4 N), flags, positions and tail indices 4 N each */
             char *t = (char *)ctx->shift_tab;

@@ -213,8 +213,9 @@ TEST(gpu_proofs_equal_cpu_proofs_and_verify)
 }
 
 /* The prover's MSMs borrow memory that is dead once h is formed: the sort buffers come from
- * the h pipeline's other two vectors (16 N bytes each; with at most 2 windows per sort, set by
- * msm.max_windows, every MSM here fits), the split's tail scalars from h's vector, and from
+ * the h pipeline's other two vectors (16 N bytes each with the coset table, 4 N without; with
+ * one window per sort, set by msm.max_windows, every MSM here fits), the split's tail scalars
+ * from h's vector, and from
  * 2^16 the split's other buffers from the coset factor table, which the next proof must
  * rebuild. Two proofs per size on one context, each equal to the CPU's and verified (a table
  * left stale would make the second proof differ), each with its scratch requests served by
@@ -223,7 +224,7 @@ TEST(msm_scratch_lent_by_h_pipeline)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
-    gpu_tune("msm.max_windows=2");
+    gpu_tune("msm.max_windows=1");
     const uint64_t ns[] = {1023, 40000};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         struct fixture f;
@@ -257,6 +258,53 @@ TEST(msm_scratch_lent_by_h_pipeline)
         gpu_ctx_unload(ctx);
         fixture_fini(&f);
     }
+    gpu_tuning_reset();
+    gpu_ctx_free(ctx);
+}
+
+/* Without the coset table the rest of the two idle h vectors holds the batch-affine rounds'
+ * second points and prefix products (what lets an 80 GB card beside a resident 32 GiB key run
+ * the H MSM's rounds). Rounds forced at this small size (every limit at its floor) in the MSMs
+ * and the 0/1 sums: two proofs on one context equal the CPU's and verify, and besides the 23
+ * sort and tail loans of the test above, the rounds' buffers were lent too. */
+TEST(msm_rounds_borrow_h_vectors_without_table)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    gpu_tune("msm.max_windows=1");
+    gpu_tune("msm.aff_min_n_g1=0");
+    gpu_tune("msm.aff_min_n_g2=0");
+    gpu_tune("msm.aff_minpt_g1=1");
+    gpu_tune("msm.aff_minpt_g2=1");
+    gpu_tune("sum.aff_min_n=0");
+    gpu_tune("sum.aff_min_t=1");
+    gpu_tune("sum.aff_minpt=1");
+    struct fixture f;
+    fixture_init(&f, 1023, 2, 731);
+    struct g16_assignment w = {f.in, f.aux};
+    struct g16_pvk *pvk = g16_pvk_new(&f.pk.vk, err);
+    ASSERT(pvk);
+    for (int rep = 0; rep < 2; rep++) {
+        fr_t r, s;
+        rand_fr(&r);
+        rand_fr(&s);
+        const uint64_t before = gpu_ctx_msm_loans(ctx);
+        struct g16_proof pc, pg;
+        ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+        ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+        const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
+        ASSERT_MSG(!gpu_ctx_h_shift_table(ctx), "a 2^11 domain has no coset table");
+        ASSERT_MSG(taken >= 25, "proof %d: %llu scratch requests served by loans, want >= 25", rep,
+                   (unsigned long long)taken);
+        uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+        g16_proof_to_bytes(bc, &pc);
+        g16_proof_to_bytes(bg, &pg);
+        ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
+        ASSERT_OK(g16_verify(pvk, &pg, f.in + 1, f.s.n_inputs - 1, err), err);
+    }
+    g16_pvk_free(pvk);
+    gpu_ctx_unload(ctx);
+    fixture_fini(&f);
     gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
