@@ -125,6 +125,7 @@ if [ "${MAIN:-1}" = 1 ]; then
     grep -E "VmHWM|VmRSS" "/proc/$PID/status" 2>/dev/null
     grep -iE "pinned|host copy|streamed|resident|out of memory" "$OUT/daemon.log" | head -8
     daemon_down
+    grep "page-locked host memory" "$OUT/daemon.log" | tail -1   # logged at exit: the peak
 fi
 
 # 4b. memory caps (CAPS="24GiB 48GiB"): the same key (its digest cache makes the load a read)
@@ -144,6 +145,7 @@ for cap in ${CAPS:-}; do
     fi
     echo "  out-of-memory log lines: $(grep -ciE "out of memory" "$OUT/cap-$cap/daemon.log")"
     daemon_down
+    grep "page-locked host memory" "$OUT/cap-$cap/daemon.log" | tail -1
 done
 
 # 5. the ceiling: the same GPU proving partitions of the same size back to back with no

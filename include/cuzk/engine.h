@@ -166,6 +166,9 @@ struct engine_backend_ops {
      * is logged once and the key stays pageable (tier "host"). */
     int (*host_pin)(void *self, void *p, size_t bytes, struct cuzk_error *err);
     void (*host_unpin)(void *self, void *p);
+    /* Page-locked host memory the backend holds now and at its highest (its pinned key,
+     * staging chunks and witness buffers); NULL: none. */
+    void (*host_pinned)(void *self, uint64_t *now, uint64_t *peak);
     /* The subgroup checks of a FULL key validation (g16_point_checker; NULL: the CPU's). */
     int (*check_g1)(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
                     struct cuzk_error *err);
@@ -303,6 +306,7 @@ struct engine_kind_stats {
 struct engine_snapshot {
     uint64_t uptime_ms;
     uint64_t mem_total, mem_used;
+    uint64_t host_pinned, host_pinned_peak;   /* page-locked host bytes: now, highest */
     uint64_t completed, failed, cancelled;
     uint32_t queue_depth;                  /* jobs not finished and not yet running */
     uint32_t running_jobs;

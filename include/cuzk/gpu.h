@@ -63,6 +63,10 @@ void gpu_host_free_pinned(void *p);
  * pinned chunks filled by the CPU pool in parallel, so pinning is a speed-up, not a need. */
 int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err);
 void gpu_host_unregister(void *p);
+/* Page-locked host memory this process holds through the four functions above (allocated
+ * plus registered), now and at its highest since the process started: what the daemon
+ * reports beside its resident set. 0 and 0 without CUDA. */
+void gpu_host_pinned_bytes(uint64_t *now, uint64_t *peak);
 
 /* What an operator may set per device (the daemon's [gpus] section, docs/daemon.md). All
  * zero is the default. */

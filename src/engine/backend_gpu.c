@@ -75,6 +75,12 @@ static void g_unpin(void *self, void *p)
     gpu_host_unregister(p);
 }
 
+static void g_pinned(void *self, uint64_t *now, uint64_t *peak)
+{
+    (void)self;
+    gpu_host_pinned_bytes(now, peak);
+}
+
 /* Key validation runs on the first device, under its lock (a load may overlap proofs). */
 static int g_check_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad,
                       struct cuzk_error *err)
@@ -104,7 +110,7 @@ static void g_destroy(void *self)
 static const struct engine_backend_ops gpu_ops = {
     .prove = g_prove, .info = g_info, .lock = g_lock, .unlock = g_unlock,
     .load_shape = g_load_shape, .load_pk = g_load_pk, .unload = g_unload, .stage = g_stage,
-    .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .check_g1 = g_check_g1,
+    .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .host_pinned = g_pinned, .check_g1 = g_check_g1,
     .check_g2 = g_check_g2, .destroy = g_destroy,
     .load_pk_copies = true,
 };

@@ -1089,6 +1089,12 @@ void engine_free(struct engine *e)
     srs_free_all(e);
     engine_aggregate_free(e);
     pthread_mutex_destroy(&e->agg_mu);
+    if (e->be.ops->host_pinned) {   /* the figure beside the process's peak resident set */
+        uint64_t now = 0, peak = 0;
+        e->be.ops->host_pinned(e->be.self, &now, &peak);
+        cuzk_log(CLOG_INFO, "page-locked host memory: peak %.2f GiB, %.2f GiB still held at exit",
+                 (double)peak / (1u << 30), (double)now / (1u << 30));
+    }
     backend_destroy(&e->be);   /* closes the devices, after everything on them was unloaded */
     free(e->synth_q.v);
     free(e->prove_q.v);
@@ -1119,6 +1125,7 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         g->vram_total = total;
         g->vram_free = free_b;
     }
+    if (e->be.ops->host_pinned) e->be.ops->host_pinned(e->be.self, &out->host_pinned, &out->host_pinned_peak);
     out->prover = e->have_gpu ? "gpu" : "cpu";
     out->cpu_reason = e->be.cpu_reason;
     out->validation = e->cfg.srs_validation == G16_VALIDATE_NONE ? "none"

@@ -112,7 +112,7 @@ static void unload_shape(struct gpu_ctx *c)
     for (int m = 0; m < 3; m++) {
         if (c->shape_mapped) {
             for (int k = 0; k < 3; k++)
-                if (c->h_mat[m][k]) cudaFreeHost(c->h_mat[m][k]);
+                gpu_host_free_pinned(c->h_mat[m][k]);
         } else {
             if (c->d_rowptr[m]) cudaFree(c->d_rowptr[m]);
             if (c->d_col[m]) cudaFree(c->d_col[m]);
@@ -165,7 +165,7 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *c)
     pthread_mutex_destroy(&c->pf_mu);
     for (int w = 0; w < GPU_STAGERS; w++)
         for (int i = 0; i < GPU_STAGE_N; i++) {
-            if (c->stage[w].buf[i]) cudaFreeHost(c->stage[w].buf[i]);
+            gpu_host_free_pinned(c->stage[w].buf[i]);
             if (c->stage[w].ev[i]) cudaEventDestroy(c->stage[w].ev[i]);
         }
     if (c->up_st) cudaStreamDestroy(c->up_st);
@@ -349,7 +349,7 @@ static int shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err)
             memcpy(h, src[k], nb[k]);
             cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
             if (e != cudaSuccess) {
-                cudaFreeHost(h);
+                gpu_host_free_pinned(h);
                 return gpu_fail_cuda(err, e, "cudaHostGetDevicePointer(matrices)", __FILE__, __LINE__);
             }
             if (*dev[m][k]) cudaFree(*dev[m][k]);
@@ -515,20 +515,73 @@ static int host_mem_fail(struct cuzk_error *err, cudaError_t e, const char *call
     return cuzk_fail(err, code, "%s(%s): %s%s", call, need, cudaGetErrorString(e), hint);
 }
 
+/* Every live page-locked block (allocated or registered) with its size, so that a free knows
+ * what it gives back: a few dozen blocks at most (staging chunks, witness buffers, a key). */
+struct pin_block {
+    const void *p;
+    size_t bytes;
+};
+static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pin_block *pin_tab;
+static size_t pin_n, pin_cap;
+static uint64_t pin_now, pin_peak;
+
+static void pin_note(const void *p, size_t bytes)
+{
+    pthread_mutex_lock(&pin_mu);
+    if (pin_n == pin_cap) {
+        size_t cap = pin_cap ? 2 * pin_cap : 32;
+        struct pin_block *t = (struct pin_block *)realloc(pin_tab, cap * sizeof *t);
+        if (t) pin_tab = t, pin_cap = cap;
+    }
+    if (pin_n < pin_cap) {   /* without room the block goes uncounted rather than miscounted */
+        pin_tab[pin_n].p = p;
+        pin_tab[pin_n].bytes = bytes;
+        pin_n++;
+        pin_now += bytes;
+        if (pin_now > pin_peak) pin_peak = pin_now;
+    }
+    pthread_mutex_unlock(&pin_mu);
+}
+
+static void pin_forget(const void *p)
+{
+    pthread_mutex_lock(&pin_mu);
+    for (size_t i = 0; i < pin_n; i++)
+        if (pin_tab[i].p == p) {
+            pin_now -= pin_tab[i].bytes;
+            pin_tab[i] = pin_tab[--pin_n];
+            break;
+        }
+    pthread_mutex_unlock(&pin_mu);
+}
+
+extern "C" void gpu_host_pinned_bytes(uint64_t *now, uint64_t *peak)
+{
+    pthread_mutex_lock(&pin_mu);
+    *now = pin_now;
+    *peak = pin_peak;
+    pthread_mutex_unlock(&pin_mu);
+}
+
 extern "C" int gpu_host_alloc_pinned(void **out, size_t bytes, struct cuzk_error *err)
 {
     *out = NULL;
-    cudaError_t e = cudaMallocHost(out, bytes ? bytes : 16);
+    const size_t sz = bytes ? bytes : 16;
+    cudaError_t e = cudaMallocHost(out, sz);
     if (e != cudaSuccess) {
         *out = NULL;
         return host_mem_fail(err, e, "gpu_host_alloc_pinned: cudaMallocHost", bytes, "");
     }
+    pin_note(*out, sz);
     return CUZK_OK;
 }
 
 extern "C" void gpu_host_free_pinned(void *p)
 {
-    if (p) cudaFreeHost(p);
+    if (!p) return;
+    pin_forget(p);
+    cudaFreeHost(p);
 }
 
 extern "C" void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt)
@@ -590,12 +643,15 @@ extern "C" int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
     if (e != cudaSuccess)
         return host_mem_fail(err, e, "gpu_host_register: cudaHostRegister", bytes,
                              " (is RLIMIT_MEMLOCK high enough? systemd: LimitMEMLOCK=infinity)");
+    pin_note(p, bytes);
     return CUZK_OK;
 }
 
 extern "C" void gpu_host_unregister(void *p)
 {
-    if (p && cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
+    if (!p) return;
+    pin_forget(p);
+    if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
 }
 
 bool gpu_host_is_pinned(const void *p, size_t bytes)

@@ -125,6 +125,7 @@ int gpu_host_register(void *p, size_t bytes, struct cuzk_error *err)
     return NO_GPU(err);
 }
 void gpu_host_unregister(void *p) { (void)p; }
+void gpu_host_pinned_bytes(uint64_t *now, uint64_t *peak) { *now = *peak = 0; }
 void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt) { (void)ctx, (void)opt; }
 
 int gpu_g1_fixed_base(struct gpu_ctx *ctx, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc,

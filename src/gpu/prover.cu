@@ -422,7 +422,7 @@ size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + 
 static int wpack_grow(void **p, size_t *cap, size_t bytes, struct cuzk_error *err)
 {
     if (*cap >= bytes) return CUZK_OK;
-    if (*p) cudaFreeHost(*p);
+    gpu_host_free_pinned(*p);
     *p = NULL;
     *cap = 0;
     const size_t want = bytes + bytes / 8;
@@ -477,8 +477,8 @@ void gpu_wpack_free(struct gpu_ctx *ctx)
 {
     for (int i = 0; i < GPU_STAGERS; i++) {
         struct gpu_wpack_buf *B = &ctx->wpack[i];
-        if (B->blk) cudaFreeHost(B->blk);
-        if (B->val) cudaFreeHost(B->val);
+        gpu_host_free_pinned(B->blk);
+        gpu_host_free_pinned(B->val);
         if (B->done) cudaEventDestroy(B->done);
         free(B->group);
         memset(B, 0, sizeof *B);

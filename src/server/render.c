@@ -16,9 +16,10 @@ char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_
     json_t *root = json_object();
     if (!root) return NULL;
     json_object_set_new(root, "uptime_secs", json_integer((json_int_t)(s->uptime_ms / 1000)));
-    json_object_set_new(root, "memory", json_pack("{s:I,s:I,s:I}",
+    json_object_set_new(root, "memory", json_pack("{s:I,s:I,s:I,s:I,s:I}",
         "total_bytes", (json_int_t)s->mem_total, "used_bytes", (json_int_t)s->mem_used,
-        "available_bytes", (json_int_t)(s->mem_total > s->mem_used ? s->mem_total - s->mem_used : 0)));
+        "available_bytes", (json_int_t)(s->mem_total > s->mem_used ? s->mem_total - s->mem_used : 0),
+        "pinned_bytes", (json_int_t)s->host_pinned, "pinned_peak_bytes", (json_int_t)s->host_pinned_peak));
     json_object_set_new(root, "synthesis", json_pack("{s:i,s:i}", "max_concurrent",
         (int)s->synth_workers, "active", (int)s->synth_active));
 
@@ -162,6 +163,11 @@ char *render_metrics(const struct engine_snapshot *s)
     sb_printf(&b, "# HELP cuzk_memory_used_bytes Memory reserved from the budget.\n"
                   "# TYPE cuzk_memory_used_bytes gauge\ncuzk_memory_used_bytes %llu\n",
               (unsigned long long)s->mem_used);
+    sb_printf(&b, "# HELP cuzk_host_pinned_bytes Page-locked host memory held for GPU transfers.\n"
+                  "# TYPE cuzk_host_pinned_bytes gauge\ncuzk_host_pinned_bytes %llu\n"
+                  "# HELP cuzk_host_pinned_peak_bytes Highest page-locked host memory since start.\n"
+                  "# TYPE cuzk_host_pinned_peak_bytes gauge\ncuzk_host_pinned_peak_bytes %llu\n",
+              (unsigned long long)s->host_pinned, (unsigned long long)s->host_pinned_peak);
     uint64_t srs_bytes = 0;
     for (size_t i = 0; i < s->n_srs; i++) srs_bytes += s->srs[i].bytes;
     sb_printf(&b, "# HELP cuzk_srs_loaded Parameter sets resident in memory.\n"

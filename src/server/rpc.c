@@ -391,6 +391,7 @@ static void m_status(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     m.uptime_seconds = snap.uptime_ms / 1000;
     m.memory_budget_bytes = snap.mem_total;
     m.memory_used_bytes = snap.mem_used;
+    m.pinned_memory_bytes = snap.host_pinned;   /* page-locked host memory the GPU backend holds */
     reply_msg(r, &m.base);
 out:
     free(gpus); free(gpp); free(srs); free(srp);

@@ -1033,9 +1033,11 @@ TEST_T(no_gpu_cpu_provers_and_host_tier, 60)
     ASSERT_STR_CONTAINS(body, "\"gpus\": []");
     ASSERT_STR_CONTAINS(body, "\"tier\": \"host\"");
     ASSERT_STR_CONTAINS(body, "\"srs_validation\": \"full\"");
+    ASSERT_STR_CONTAINS(body, "\"pinned_bytes\": 0");   /* the CPU prover pins nothing */
     free(body);
     ASSERT_EQ_INT(h_http_get(http, "/metrics", &body), 200);
     ASSERT_STR_CONTAINS(body, "cuzk_gpus 0\n");
+    ASSERT_STR_CONTAINS(body, "cuzk_host_pinned_peak_bytes 0\n");
     ASSERT_STR_CONTAINS(body, "cuzk_srs_resident_bytes{circuit_id=\"synthetic-256\",tier=\"host\"} ");
     ASSERT_STR_CONTAINS(body, "cuzk_gpu_workers 3\n");
     free(body);

@@ -197,9 +197,11 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     return rc;
 }
 
-/* host pinning: count what is pinned and unpinned; pin_fail makes the next pins fail */
+/* host pinning: count what is pinned and unpinned (and the bytes held, as the GPU library's
+ * table does); pin_fail makes the next pins fail */
 static unsigned n_pins, n_unpins;
-static size_t pinned_bytes;
+static size_t pinned_bytes, pinned_now, pinned_peak;
+static struct { void *p; size_t bytes; } pin_held[16];
 static bool pin_fail;
 static int f_pin(void *self, void *p, size_t bytes, struct cuzk_error *err)
 {
@@ -207,7 +209,16 @@ static int f_pin(void *self, void *p, size_t bytes, struct cuzk_error *err)
     ASSERT(p && bytes);
     pthread_mutex_lock(&rec_mu);
     bool fail = pin_fail;
-    if (!fail) n_pins++, pinned_bytes += bytes;
+    if (!fail) {
+        n_pins++, pinned_bytes += bytes;
+        for (int i = 0; i < 16; i++)
+            if (!pin_held[i].p) {
+                pin_held[i].p = p, pin_held[i].bytes = bytes;
+                pinned_now += bytes;
+                if (pinned_now > pinned_peak) pinned_peak = pinned_now;
+                break;
+            }
+    }
     pthread_mutex_unlock(&rec_mu);
     return fail ? cuzk_fail(err, CUZK_E_GPU, "fake: cudaHostRegister: out of locked memory") : CUZK_OK;
 }
@@ -217,6 +228,19 @@ static void f_unpin(void *self, void *p)
     ASSERT(p);
     pthread_mutex_lock(&rec_mu);
     n_unpins++;
+    for (int i = 0; i < 16; i++)
+        if (pin_held[i].p == p) {
+            pinned_now -= pin_held[i].bytes;
+            pin_held[i].p = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&rec_mu);
+}
+static void f_pinned(void *self, uint64_t *now, uint64_t *peak)
+{
+    (void)self;
+    pthread_mutex_lock(&rec_mu);
+    *now = pinned_now, *peak = pinned_peak;
     pthread_mutex_unlock(&rec_mu);
 }
 
@@ -230,8 +254,8 @@ static const struct engine_backend_ops fake_ops = {
 static const struct engine_backend_ops fake_copy_ops = {
     .prove = f_prove, .info = f_info, .lock = f_lock, .unlock = f_unlock,
     .load_shape = f_load_shape, .load_pk = f_load_pk, .unload = f_unload, .stage = f_stage,
-    .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .destroy = f_destroy,
-    .load_pk_copies = true,
+    .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .host_pinned = f_pinned,
+    .destroy = f_destroy, .load_pk_copies = true,
 };
 
 static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
@@ -252,7 +276,8 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     memset(staged, 0, sizeof staged);
     n_stage = n_taken = n_dropped = violations_stage = 0;
     n_pins = n_unpins = 0;
-    pinned_bytes = 0;
+    pinned_bytes = pinned_now = pinned_peak = 0;
+    memset(pin_held, 0, sizeof pin_held);
     pin_fail = false;
     struct engine_config cfg;
     engine_config_defaults(&cfg);
@@ -554,6 +579,12 @@ TEST_T(pinned_key_is_unpinned_once_every_device_holds_it, 120)
     ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
     ASSERT_EQ_U64(n_pins, 5);
     ASSERT(host_copy(e, "synthetic-64"));
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);   /* the status reports what the backend holds */
+    ASSERT(s.host_pinned > 0);
+    ASSERT_EQ_U64(s.host_pinned, pinned_bytes);
+    ASSERT_EQ_U64(s.host_pinned_peak, pinned_bytes);
+    engine_snapshot_free(&s);
 
     fakes[0].nomem = false;   /* device 0 holds it now, device 1 still streams it */
     ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
@@ -564,8 +595,9 @@ TEST_T(pinned_key_is_unpinned_once_every_device_holds_it, 120)
     ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
     ASSERT_EQ_U64(n_unpins, 5);
     ASSERT(!host_copy(e, "synthetic-64"));
-    struct engine_snapshot s;
     ASSERT_OK(engine_snapshot(e, &s, err), err);
+    ASSERT_EQ_U64(s.host_pinned, 0);                 /* unpinned: nothing held */
+    ASSERT_EQ_U64(s.host_pinned_peak, pinned_bytes);   /* the peak stays */
     const struct engine_srs_snap *x = find_srs(&s, "synthetic-64");
     ASSERT(x);
     ASSERT_STR_CONTAINS(x->tier, "vram");

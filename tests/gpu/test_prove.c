@@ -574,17 +574,35 @@ TEST(registered_host_memory_gives_same_proofs)
     gpu_ctx_free(ctx);
 }
 
+/* Pinned allocations and registrations are counted (gpu_host_pinned_bytes: what the daemon
+ * reports) and given back by their frees, whatever the order. */
 TEST(pinned_alloc_roundtrip)
 {
     struct gpu_ctx *ctx = gpu_test_ctx();
     struct cuzk_error err_s, *err = &err_s;
+    uint64_t now0, peak0, now, peak;
+    gpu_host_pinned_bytes(&now0, &peak0);
     uint8_t *p = NULL;
     ASSERT_OK(gpu_host_alloc_pinned((void **)&p, 1 << 20, err), err);
     ASSERT(p);
     memset(p, 0xa5, 1 << 20);   /* writable host memory */
     ASSERT_EQ_U64(p[(1 << 20) - 1], 0xa5);
+    const size_t rb = (size_t)3 << 20;
+    void *r = aligned_alloc(4096, rb);
+    ASSERT(r);
+    ASSERT_OK(gpu_host_register(r, rb, err), err);
+    gpu_host_pinned_bytes(&now, &peak);
+    ASSERT_EQ_U64(now, now0 + (1 << 20) + rb);
+    ASSERT(peak >= now);
     gpu_host_free_pinned(p);
+    gpu_host_pinned_bytes(&now, &peak);
+    ASSERT_EQ_U64(now, now0 + rb);
+    ASSERT(peak >= now0 + (1 << 20) + rb);
+    gpu_host_unregister(r);
+    free(r);
     gpu_host_free_pinned(NULL);
+    gpu_host_pinned_bytes(&now, &peak);
+    ASSERT_EQ_U64(now, now0);
     gpu_ctx_free(ctx);
 }
 
