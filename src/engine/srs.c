@@ -218,11 +218,73 @@ int srs_load_file(struct engine *e, struct srs_entry *x, const char *file, struc
     return srs_read_params(e, x, path, err);
 }
 
+/* A .shape found on disk, loaded and checked against the circuit's counts (a blank synthesis
+ * that only counts: 2 s for PoRep 32 GiB, plus ~6 s to read its 7.5 GB shape). Neither uses the
+ * CPU pool, so it runs on a thread of its own beside the .params read, which does: the first
+ * load of a 32 GiB key no longer waits for the shape first. */
+struct shape_load {
+    struct srs_entry *x;
+    const struct fil_circuit *c;
+    const char *spath;
+    int rc;
+    struct cuzk_error err;
+    uint64_t ms;
+};
+
+static void *shape_load_run(void *arg)
+{
+    struct shape_load *j = arg;
+    struct srs_entry *x = j->x;
+    const uint64_t t0 = cuzk_now_ns();
+    uint64_t want_rows = 0;
+    uint32_t want_in = 0, want_aux = 0;
+    j->rc = fil_circuit_count(j->c, &want_rows, &want_in, &want_aux, &j->err);
+    if (!j->rc) j->rc = g16_shape_load(&x->shape, j->spath, &j->err);
+    if (!j->rc) {
+        x->has_shape = true;
+        if (x->shape.n_constraints != want_rows || x->shape.n_inputs != want_in || x->shape.n_aux != want_aux)
+            j->rc = cuzk_fail(&j->err, CUZK_E_FORMAT,
+                              "%s: shape of %" PRIu64 " constraints, %u inputs, %u aux is not the "
+                              "%s circuit (%" PRIu64 ", %u, %u); delete it to rebuild", j->spath,
+                              x->shape.n_constraints, x->shape.n_inputs, x->shape.n_aux,
+                              fil_circuit_kind_name(j->c->kind), want_rows, want_in, want_aux);
+    }
+    j->ms = (cuzk_now_ns() - t0) / 1000000;
+    return NULL;
+}
+
+/* The shape built from the circuit (no .shape on disk) and saved next to the parameters. */
+static int shape_build(struct srs_entry *x, const struct fil_circuit *c, const char *spath, struct cuzk_error *err)
+{
+    char tmp[ENGINE_PATH_MAX + 340];
+    const char *kname = fil_circuit_kind_name(c->kind);
+    const uint64_t t0 = cuzk_now_ns();
+    uint64_t rows = 0;
+    uint32_t n_in = 0, n_aux = 0;
+    int rc = fil_circuit_count(c, &rows, &n_in, &n_aux, err);
+    if (rc) return rc;
+    cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s "
+             "constraints=%" PRIu64, kname, x->id, rows);
+    rc = fil_circuit_shape(&x->shape, c, err);
+    if (rc) return rc;
+    x->has_shape = true;
+    /* Best effort: a read-only param_cache only costs the rebuild next time. The temporary
+     * name keeps a half-written file from ever being read as a shape. */
+    struct cuzk_error serr = {0};
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", spath, (long)getpid());
+    if (g16_shape_save(&x->shape, tmp, &serr) || rename(tmp, spath)) {
+        cuzk_log(CLOG_WARN, "cannot cache the %s shape at %s: %s", kname, spath,
+                 serr.code ? serr.msg : strerror(errno));
+        unlink(tmp);
+    }
+    cuzk_log(CLOG_INFO, "shape built: circuit=%s elapsed_ms=%" PRIu64, x->id, (cuzk_now_ns() - t0) / 1000000);
+    return CUZK_OK;
+}
+
 int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_circuit *c,
                      struct cuzk_error *err)
 {
     char stem[256], path[ENGINE_PATH_MAX + 300], spath[ENGINE_PATH_MAX + 300];
-    char tmp[ENGINE_PATH_MAX + 340];
     uint64_t fsize = 0, ssize = 0;
     int rc = fil_circuit_param_stem(stem, sizeof stem, c, err);
     if (rc) return rc;
@@ -233,53 +295,27 @@ int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_cir
     rc = srs_charge(e, x, fsize, err);
     if (rc) return rc;
 
-    /* The circuit's counts (a counting pass: 2 s for PoRep 32 GiB) check a .shape found on disk. */
-    uint64_t want_rows = 0;
-    uint32_t want_in = 0, want_aux = 0;
-    rc = fil_circuit_count(c, &want_rows, &want_in, &want_aux, err);
-    if (rc) return rc;
-    const char *kname = fil_circuit_kind_name(c->kind);
-    uint64_t t0 = cuzk_now_ns();
+    struct shape_load j = {.x = x, .c = c, .spath = spath};
+    pthread_t th;
+    bool beside = false;
     if (srs_file_size(spath, &ssize)) {
-        rc = g16_shape_load(&x->shape, spath, err);
-        if (!rc) {
-            x->has_shape = true;
-            if (x->shape.n_constraints != want_rows || x->shape.n_inputs != want_in ||
-                x->shape.n_aux != want_aux)
-                return cuzk_fail(err, CUZK_E_FORMAT,
-                                 "%s: shape of %" PRIu64 " constraints, %u inputs, %u aux is not the "
-                                 "%s circuit (%" PRIu64 ", %u, %u); delete it to rebuild", spath,
-                                 x->shape.n_constraints, x->shape.n_inputs, x->shape.n_aux, kname,
-                                 want_rows, want_in, want_aux);
-            cuzk_log(CLOG_INFO, "shape loaded: circuit=%s path=%s elapsed_ms=%" PRIu64, x->id,
-                     spath, (cuzk_now_ns() - t0) / 1000000);
-        }
+        beside = pthread_create(&th, NULL, shape_load_run, &j) == 0;
+        if (!beside) shape_load_run(&j);   /* no thread to spare: one after the other */
     } else {
-        cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s "
-                 "constraints=%" PRIu64, kname, x->id, want_rows);
-        rc = fil_circuit_shape(&x->shape, c, err);
-        if (!rc) {
-            x->has_shape = true;
-            /* Best effort: a read-only param_cache only costs the rebuild next time. The
-             * temporary name keeps a half-written file from ever being read as a shape. */
-            struct cuzk_error serr = {0};
-            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", spath, (long)getpid());
-            if (g16_shape_save(&x->shape, tmp, &serr) || rename(tmp, spath)) {
-                cuzk_log(CLOG_WARN, "cannot cache the %s shape at %s: %s", kname, spath,
-                         serr.code ? serr.msg : strerror(errno));
-                unlink(tmp);
-            }
-            cuzk_log(CLOG_INFO, "shape built: circuit=%s elapsed_ms=%" PRIu64, x->id,
-                     (cuzk_now_ns() - t0) / 1000000);
-        }
+        j.rc = shape_build(x, c, spath, &j.err);
     }
-    if (rc) return rc;
-    rc = srs_charge(e, x, srs_shape_bytes(&x->shape), err);
-    if (rc) return rc;
-
+    /* a shape that failed before the read started spares the read */
+    if (!beside && j.rc) return cuzk_fail(err, j.rc, "%s", j.err.msg);
     cuzk_log(CLOG_INFO, "loading SRS from disk: circuit=%s path=%s size_mib=%.0f", x->id, path,
              (double)fsize / MiB);
     rc = srs_read_params(e, x, path, err);
+    if (beside) pthread_join(th, NULL);
+    if (j.rc) return cuzk_fail(err, j.rc, "%s", j.err.msg);   /* the shape's error first */
+    if (ssize)
+        cuzk_log(CLOG_INFO, "shape loaded: circuit=%s path=%s elapsed_ms=%" PRIu64 "%s", x->id, spath, j.ms,
+                 beside ? " (beside the parameters' read)" : "");
+    if (rc) return rc;
+    rc = srs_charge(e, x, srs_shape_bytes(&x->shape), err);
     if (!rc) rc = srs_pk_matches(&x->pk, &x->shape, path, err);
     return rc;
 }

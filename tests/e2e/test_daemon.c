@@ -874,6 +874,21 @@ TEST_T(porep_through_daemon, 900)
     ASSERT_STR_CONTAINS(log, "building the porep shape");
     ASSERT_STR_CONTAINS(log, "checks=skipped (digest cache hit)");
     free(log);
+    /* evicted and proved again: the cached shape is read beside the parameters */
+    char *ev = NULL;
+    ASSERT_EQ_INT(h_bench(&ev, d.addr, "evict -c porep-2k"), 0);
+    free(ev);
+    ASSERT_EQ_INT(prove_porep(cl, "porep-1000-42-again", good, good_n, &r, det), 0);
+    ASSERT_MSG(r->result->status == 1, "status %d: %s", r->result->status, r->result->error_message);
+    ASSERT_EQ_U64(r->result->proof.len, G16_PROOF_BYTES);
+    ASSERT_OK(g16_proof_from_bytes(&proof, r->result->proof.data, err), err);
+    fr_sub(&pub[2], &pub[2], &FR_ONE);   /* the true inputs again */
+    ASSERT_OK(g16_verify(pvk, &proof, pub, ni, err), err);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    log = h_slurp(d.err_path);
+    ASSERT_STR_CONTAINS(log, "SRS evicted: circuit=porep-2k");
+    ASSERT_STR_CONTAINS(log, "(beside the parameters' read)");
+    free(log);
 
     /* malformed C1: a malformed request, the parser's JSON path in the reason */
     ASSERT_EQ_INT(prove_porep(cl, "porep-bad", bad, bad_n, &r, det), 3);
