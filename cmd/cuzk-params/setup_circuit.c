@@ -121,7 +121,7 @@ int params_cmd_setup_circuit(int argc, char **argv)
     static const char *ext[3] = {"params", "vk", "shape"};
     for (int k = 0; k < 3 && !rc; k++) {
         snprintf(path, sizeof path, "%s/%s.%s", out, stem, ext[k]);
-        rc = k == 0 ? g16_params_write(&pk, path, &err)
+        rc = k == 0 ? g16_params_write_ex(&pk, path, true, &err)
            : k == 1 ? g16_vk_write(&pk.vk, path, &err)
                     : g16_shape_save(&s, path, &err);
         if (!rc) printf("wrote %s\n", path);

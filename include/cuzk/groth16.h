@@ -210,6 +210,10 @@ enum g16_validate {
 int g16_params_read(struct g16_pk *pk, const char *path, enum g16_validate mode,
                     struct pool *pool, struct cuzk_error *err);
 int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_error *err);
+/* As g16_params_write; with `validated`, also the digest cache of a FULL validation
+ * ("<file>.validated", hashed while the points are written), for a key whose points the
+ * caller made itself (`cuzk-params setup`): its first load then reads at file speed. */
+int g16_params_write_ex(const struct g16_pk *pk, const char *path, bool validated, struct cuzk_error *err);
 int g16_vk_read(struct g16_vk *vk, const char *path, struct cuzk_error *err);
 int g16_vk_write(const struct g16_vk *vk, const char *path, struct cuzk_error *err);
 

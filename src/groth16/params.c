@@ -889,7 +889,30 @@ static void enc_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
     }
 }
 
+/* The chunk hashes of one encoded block (whole digest chunks, the last one short). */
+struct hash_job {
+    const uint8_t *buf;
+    uint64_t m;         /* points in the block */
+    size_t psz;
+    uint8_t *out;       /* 16 bytes per chunk */
+};
+
+static void hash_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    const struct hash_job *j = ctx;
+    for (size_t c = begin; c < end; c++) {
+        uint64_t i0 = (uint64_t)c * CHUNK_PTS, i1 = i0 + CHUNK_PTS < j->m ? i0 + CHUNK_PTS : j->m;
+        g16_digest128(j->out + 16 * c, j->buf + i0 * j->psz, (size_t)(i1 - i0) * j->psz);
+    }
+}
+
 int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_error *err)
+{
+    return g16_params_write_ex(pk, path, false, err);
+}
+
+int g16_params_write_ex(const struct g16_pk *pk, const char *path, bool validated, struct cuzk_error *err)
 {
     struct { const char *name; const void *p; uint64_t n; bool g2; } secs[5] = {
         {"h", pk->h, pk->n_h, false}, {"l", pk->l, pk->n_l, false}, {"a", pk->a, pk->n_a, false},
@@ -903,18 +926,34 @@ int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_erro
             return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s: %s: NULL array", path, secs[k].name);
     }
     size_t vkn = vk_bytes(&pk->vk);
-    const size_t block_pts = 1 << 14;
+    /* a whole number of digest chunks per block, so the chunk hashes are the reader's */
+    const size_t block_pts = (size_t)CHUNK_PTS * 8;
     uint8_t *buf = cuzk_malloc(vkn > block_pts * G2_UNC ? vkn : block_pts * G2_UNC);
     if (!buf) return cuzk_fail(err, CUZK_E_NOMEM, "%s: cannot allocate the write buffer", path);
+    /* the digest's input (formats.md "Digest cache"): H(vk bytes), then per section its
+     * count word and its chunk hashes */
+    uint8_t *dig = NULL;
+    size_t dlen = 0;
+    if (validated) {
+        uint64_t nchunks = 0;
+        for (int k = 0; k < 5; k++) nchunks += (secs[k].n + CHUNK_PTS - 1) / CHUNK_PTS;
+        if (!(dig = cuzk_malloc(16 + 5 * 4 + (size_t)nchunks * 16))) {
+            cuzk_free(buf);
+            return cuzk_fail(err, CUZK_E_NOMEM, "%s: cannot allocate the digest buffer", path);
+        }
+    }
     int rc = vk_encode(buf, &pk->vk, path, err);
     if (rc) {
         cuzk_free(buf);
+        cuzk_free(dig);
         return rc;
     }
+    if (dig) g16_digest128(dig, buf, vkn), dlen = 16;
     struct wfile w;
     rc = wfile_open(&w, path, err);
     if (rc) {
         cuzk_free(buf);
+        cuzk_free(dig);
         return rc;
     }
     rc = wfile_put(&w, buf, vkn, err);
@@ -923,6 +962,7 @@ int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_erro
         uint8_t cnt[4];
         put_be32(cnt, (uint32_t)secs[k].n);
         rc = wfile_put(&w, cnt, 4, err);
+        if (dig) memcpy(dig + dlen, cnt, 4), dlen += 4;
         size_t psz = secs[k].g2 ? G2_UNC : G1_UNC;
         for (uint64_t b = 0; b < secs[k].n && !rc; b += block_pts) {
             uint64_t m = secs[k].n - b < block_pts ? secs[k].n - b : block_pts;
@@ -935,8 +975,27 @@ int g16_params_write(const struct g16_pk *pk, const char *path, struct cuzk_erro
                                path, secs[k].name, bad);
             else
                 rc = wfile_put(&w, buf, (size_t)m * psz, err);
+            if (!rc && dig) {
+                struct hash_job h = {buf, m, psz, dig + dlen};
+                const size_t nc = (size_t)((m + CHUNK_PTS - 1) / CHUNK_PTS);
+                pool_parallel_for(pool, nc, 1, hash_chunks, &h);
+                dlen += 16 * nc;
+            }
         }
     }
     cuzk_free(buf);
-    return wfile_close(&w, rc, err);
+    rc = wfile_close(&w, rc, err);   /* deletes a stale cache */
+    if (!rc && dig) {
+        struct stat st;
+        uint8_t d[16];
+        char hex[33];
+        g16_digest128(d, dig, dlen);
+        hex16(hex, d);
+        if (stat(path, &st) == 0) {   /* best effort, as after a validation */
+            const struct cache_key key = {(uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
+            cache_store(path, &key, hex);
+        }
+    }
+    cuzk_free(dig);
+    return rc;
 }

@@ -57,32 +57,6 @@ static bool pf_same_file(const char *a, const char *b)
     return same;
 }
 
-/* Write "<params>.validated" (docs/formats.md, "Digest cache") for a file this process just
- * generated: the digest comes from a CURVE read, so no subgroup check is paid for points we
- * made ourselves. */
-static void pf_write_digest_cache(const char *params)
-{
-    struct cuzk_error err_s = {0}, *err = &err_s;
-    struct g16_pk pk;
-    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
-    struct g16_params_read_report rep;
-    memset(&rep, 0, sizeof rep);
-    ASSERT_OK(g16_params_read_ex(&pk, params, &o, pool_default(), &rep, err), err);
-    g16_pk_free(&pk);
-    ASSERT(rep.digest_valid);
-    struct stat st;
-    ASSERT(stat(params, &st) == 0);
-    char path[1000], hex[33];
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", rep.digest[i]);
-    snprintf(path, sizeof path, "%s.validated", params);
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    fprintf(f, "cuzk params validated v1\nsize %llu\nmtime %lld.%09lld\ndigest %s\n",
-            (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
-            (long long)st.st_mtim.tv_nsec, hex);
-    ASSERT(fclose(f) == 0);
-}
-
 /* Fill fx with the shared parameter set, making it first if it is missing or stale. */
 static void porep_fixture_get(struct porep_fixture *fx)
 {
@@ -146,19 +120,16 @@ static void porep_fixture_get(struct porep_fixture *fx)
         cuzk_rng_seed(&rng, 2048);
         struct g16_pk pk;
         ASSERT_OK(g16_setup(&pk, &s, &rng, pool_default(), err), err);
-        ASSERT_OK(g16_params_write(&pk, fx->params, err), err);
+        /* with the digest cache: no subgroup check is paid for points made here */
+        ASSERT_OK(g16_params_write_ex(&pk, fx->params, true, err), err);
         ASSERT_OK(g16_vk_write(&pk.vk, fx->vk, err), err);
         g16_pk_free(&pk);
         ASSERT(rename(fresh, fx->shape) == 0);
         fx->setup_s = (double)(cuzk_now_ns() - t0) / 1e9;
-        t0 = cuzk_now_ns();
-        pf_write_digest_cache(fx->params);
-        double digest_s = (double)(cuzk_now_ns() - t0) / 1e9;
         int fd = open(ok, O_CREAT | O_WRONLY, 0666);
         ASSERT(fd >= 0);
         close(fd);
-        printf("porep fixture: local setup of the 2 KiB circuit in %.1f s (+ %.1f s digest "
-               "cache) -> %s\n", fx->setup_s, digest_s, fx->dir);
+        printf("porep fixture: local setup of the 2 KiB circuit in %.1f s -> %s\n", fx->setup_s, fx->dir);
     }
     g16_shape_free(&s);
     flock(lfd, LOCK_UN);

@@ -140,19 +140,15 @@ static void snap_fixture_get(struct snap_fixture *fx, uint64_t sector_size)
         cuzk_rng_seed(&rng, sector_size);
         struct g16_pk pk;
         ASSERT_OK(g16_setup(&pk, &s, &rng, pool_default(), err), err);
-        ASSERT_OK(g16_params_write(&pk, fx->params, err), err);
+        ASSERT_OK(g16_params_write_ex(&pk, fx->params, true, err), err);   /* with its digest cache */
         ASSERT_OK(g16_vk_write(&pk.vk, fx->vk, err), err);
         g16_pk_free(&pk);
         ASSERT(rename(fresh, fx->shape) == 0);
         fx->setup_s = (double)(cuzk_now_ns() - t0) / 1e9;
-        t0 = cuzk_now_ns();
-        sf_write_digest_cache(fx->params);
-        double digest_s = (double)(cuzk_now_ns() - t0) / 1e9;
         int fd = open(ok, O_CREAT | O_WRONLY, 0666);
         ASSERT(fd >= 0);
         close(fd);
-        printf("snap fixture: local setup of the %s circuit in %.1f s (+ %.1f s digest cache) -> %s\n", id,
-               fx->setup_s, digest_s, fx->dir);
+        printf("snap fixture: local setup of the %s circuit in %.1f s -> %s\n", id, fx->setup_s, fx->dir);
     }
     g16_shape_free(&s);
     flock(lfd, LOCK_UN);

@@ -754,6 +754,49 @@ TEST(digest_cache_skips_and_invalidates)
     rm_tmpdir();
 }
 
+/* A key written with its digest cache (what `cuzk-params setup` does): the writer's digest,
+ * hashed block by block as the points are written, is the reader's, computed by its own
+ * pass over the file: the first FULL load is a cache hit and gives back the same key. h spans
+ * two write blocks and ends one point short of a chunk; the B sections span two chunks. */
+TEST(writer_digest_cache_is_the_readers)
+{
+    struct g16_pk pk, back;
+    struct cuzk_error errbuf = {0}, *err = &errbuf;
+    make_pk(&pk, 3, 7, 6, 5, 4);
+    const uint64_t nh = ((uint64_t)1 << 17) - 1, nb = 8192 + 1;   /* h: 2^k - 1 points */
+    g1_aff_t *h = cuzk_malloc(nh * sizeof *h), *l = cuzk_malloc(nb * sizeof *l), *b1 = cuzk_malloc(nb * sizeof *b1);
+    g2_aff_t *b2 = cuzk_malloc(nb * sizeof *b2);
+    ASSERT(h && l && b1 && b2);
+    for (uint64_t i = 0; i < nh; i++) h[i] = pk.h[i % pk.n_h];   /* tiled: the bytes are what count */
+    for (uint64_t i = 0; i < nb; i++)   /* l as long as b (b's count is at most n_ic + n_l) */
+        l[i] = pk.l[(i * 5) % pk.n_l], b1[i] = pk.b_g1[i % pk.n_b], b2[i] = pk.b_g2[(i * 3) % pk.n_b];
+    cuzk_free(pk.h), cuzk_free(pk.l), cuzk_free(pk.b_g1), cuzk_free(pk.b_g2);
+    pk.h = h, pk.n_h = nh, pk.l = l, pk.n_l = nb, pk.b_g1 = b1, pk.b_g2 = b2, pk.n_b = nb;
+    const char *p = tpath("w.params");
+    char cp[200];
+    snprintf(cp, sizeof cp, "%s.validated", p);
+    struct g16_params_read_report rep;
+    ASSERT_OK(g16_params_write_ex(&pk, p, false, err), err);
+    ASSERT(access(cp, F_OK) != 0);
+    struct g16_params_read_opts plain = {.mode = G16_VALIDATE_CURVE, .use_cache = false, .progress = 0};
+    ASSERT_OK(g16_params_read_ex(&back, p, &plain, NULL, &rep, err), err);
+    ASSERT(rep.digest_valid);
+    uint8_t want[16];
+    memcpy(want, rep.digest, 16);
+    g16_pk_free(&back);
+
+    ASSERT_OK(g16_params_write_ex(&pk, p, true, err), err);
+    ASSERT(access(cp, F_OK) == 0);
+    struct g16_params_read_opts full = {.mode = G16_VALIDATE_FULL, .use_cache = true, .progress = 0};
+    ASSERT_OK(g16_params_read_ex(&back, p, &full, NULL, &rep, err), err);
+    ASSERT(rep.cache_hit && !rep.cache_written);
+    ASSERT_MEM_EQ(rep.digest, want, 16);
+    assert_pk_eq(&pk, &back);
+    g16_pk_free(&back);
+    g16_pk_free(&pk);
+    rm_tmpdir();
+}
+
 TEST(digest128_sensitivity)
 {
     /* Every single-bit flip and every length change changes the digest. */
