@@ -268,6 +268,7 @@ struct g16_params_read_report {
     bool digest_valid;      /* digest was computed (mode != NONE) */
     uint8_t digest[16];     /* content digest of the file (see docs/formats.md) */
     uint64_t read_ns, check_ns;
+    uint64_t ext_check_ns;  /* of those, in the external checker (the GPU's subgroup checks) */
 };
 int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_params_read_opts *o,
                        struct pool *pool, struct g16_params_read_report *report,

@@ -664,7 +664,11 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
     progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
     rc = run_pass(fd, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
-    if (!rc && ext && (flags & PASS_CHECK)) rc = checker_pass(o->checker, secs, 5, path, err);
+    if (!rc && ext && (flags & PASS_CHECK)) {
+        const uint64_t te = cuzk_now_ns();
+        rc = checker_pass(o->checker, secs, 5, path, err);
+        rep->ext_check_ns += cuzk_now_ns() - te;
+    }
     if (rc) goto out;
     rep->read_ns = cuzk_now_ns() - t0;
 
@@ -697,7 +701,11 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
             if (!(flags & PASS_CHECK)) {
                 progress_start(&pr, progress, path, "checking", body);
                 rc = run_pass(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
-                if (!rc && ext) rc = checker_pass(o->checker, secs, 5, path, err);
+                if (!rc && ext) {
+                    const uint64_t te = cuzk_now_ns();
+                    rc = checker_pass(o->checker, secs, 5, path, err);
+                    rep->ext_check_ns += cuzk_now_ns() - te;
+                }
                 if (rc) goto out;
             }
             if (o->mode == G16_VALIDATE_FULL && o->use_cache) rep->cache_written = cache_store(path, &key, hex);

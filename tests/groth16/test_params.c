@@ -797,6 +797,51 @@ TEST(writer_digest_cache_is_the_readers)
     rm_tmpdir();
 }
 
+/* An external point checker (the daemon's: the GPU's subgroup checks) that takes 15 ms a
+ * section and finds nothing: its time is reported apart (ext_check_ns, the log's
+ * gpu_check_ms) and is part of the read; without a checker it is 0. */
+static int slow_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad, struct cuzk_error *err)
+{
+    (void)pts, (void)subgroup, (void)err;
+    (*(int *)self)++;
+    usleep(15000);
+    *bad = n;
+    return CUZK_OK;
+}
+static int slow_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad, struct cuzk_error *err)
+{
+    (void)pts, (void)subgroup, (void)err;
+    (*(int *)self)++;
+    usleep(15000);
+    *bad = n;
+    return CUZK_OK;
+}
+
+TEST(external_checker_time_is_reported)
+{
+    struct g16_pk pk, back;
+    struct cuzk_error errbuf = {0}, *err = &errbuf;
+    SMALL_PK(&pk);
+    const char *p = tpath("x.params");
+    ASSERT_OK(g16_params_write(&pk, p, err), err);
+    int calls = 0;
+    struct g16_point_checker c = {slow_g1, slow_g2, &calls};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_FULL, .use_cache = false, .progress = 0, .checker = &c};
+    struct g16_params_read_report rep;
+    ASSERT_OK(g16_params_read_ex(&back, p, &o, NULL, &rep, err), err);
+    ASSERT_EQ_INT(calls, 5);   /* one call per section */
+    ASSERT_MSG(rep.ext_check_ns >= 5 * 15000000ull, "ext_check_ns %llu", (unsigned long long)rep.ext_check_ns);
+    ASSERT(rep.read_ns >= rep.ext_check_ns);
+    assert_pk_eq(&pk, &back);
+    g16_pk_free(&back);
+    o.checker = NULL;
+    ASSERT_OK(g16_params_read_ex(&back, p, &o, NULL, &rep, err), err);
+    ASSERT_EQ_U64(rep.ext_check_ns, 0);
+    g16_pk_free(&back);
+    g16_pk_free(&pk);
+    rm_tmpdir();
+}
+
 TEST(digest128_sensitivity)
 {
     /* Every single-bit flip and every length change changes the digest. */
