@@ -43,6 +43,23 @@ static int gpu_fb_g2(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t 
     return gpu_g2_fixed_base(self, out, gen, sc, n, err);
 }
 
+/* A progress line after each query's multiplications, with the ETA of the rest at the rate
+ * so far (the multiplications are most of a large setup; the files come after). */
+static void setup_progress(void *ctx, const char *query, uint64_t done, uint64_t total)
+{
+    uint64_t *t0 = ctx;
+    if (!done) {
+        *t0 = cuzk_now_ns();
+        printf("setup: QAP evaluated; %.1f M fixed-base multiplications (G1 points; a G2 point counts 3)\n",
+               (double)total / 1e6);
+    } else {
+        const double el = secs_since(*t0);
+        printf("setup: %s done: %.0f%% of the multiplications in %.1f s, ETA %.0f s\n", query,
+               100.0 * (double)done / (double)total, el, done < total ? el * (double)(total - done) / (double)done : 0.0);
+    }
+    fflush(stdout);
+}
+
 int params_cmd_setup_circuit(int argc, char **argv)
 {
     const char *kind_s = NULL, *size_s = NULL, *out = NULL;
@@ -114,8 +131,9 @@ int params_cmd_setup_circuit(int argc, char **argv)
             cuzk_fail(&err, rc, "--gpu: this cuzk-params is built without CUDA; use cuzk-params-gpu "
                       "(`make daemon-gpu`)");
     }
-    struct g16_fixed_base fb = {gpu_fb_g1, gpu_fb_g2, gctx};
-    if (!rc) rc = g16_setup_with(&pk, &s, have_seed ? &rng : NULL, pool_default(), gctx ? &fb : NULL, &err);
+    uint64_t t_mul = 0;
+    struct g16_fixed_base fb = {gctx ? gpu_fb_g1 : NULL, gctx ? gpu_fb_g2 : NULL, gctx, setup_progress, &t_mul};
+    if (!rc) rc = g16_setup_with(&pk, &s, have_seed ? &rng : NULL, pool_default(), &fb, &err);
     if (gctx) gpu_ctx_free(gctx);
     if (!rc) printf("setup: %.1f s\n", secs_since(t1));
     static const char *ext[3] = {"params", "vk", "shape"};

@@ -148,10 +148,15 @@ int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng /* cuzk_rn
  * waste gives the same key, byte for byte. out[i] = sc[i] gen, affine, (0, 0) for zero. */
 struct g16_fixed_base {
     int (*g1)(void *self, g1_aff_t *out, const g1_aff_t *gen, const fr_t *sc, size_t n,
-              struct cuzk_error *err);
+              struct cuzk_error *err);   /* NULL (both): the CPU's tables */
     int (*g2)(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc, size_t n,
               struct cuzk_error *err);
     void *self;
+    /* NULL: silent. Else called once the QAP is evaluated (done 0) and after each query's
+     * multiplications (h, ic, l, a, b_g1, b_g2) with the multiplications done and in all, in
+     * G1 points (a G2 point counts 3): enough for a progress line with an ETA. */
+    void (*progress)(void *pctx, const char *query, uint64_t done, uint64_t total);
+    void *pctx;
 };
 int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng, struct pool *pool,
                    const struct g16_fixed_base *fb, struct cuzk_error *err);

@@ -235,22 +235,48 @@ static bool bit(const uint64_t *bm, uint64_t i) { return (bm[i / 64] >> (i % 64)
 
 /* The fixed-base multiplications of one setup: the CPU tables, or the caller's multiplier. */
 struct fbm {
-    const struct g16_fixed_base *ext;
+    const struct g16_fixed_base *ext;   /* with g1 and g2: the caller's multiplier */
+    bool cpu;                           /* the CPU tables */
     struct g1_fb g1;
     struct g2_fb g2;
     struct pool *pool;
+    uint64_t done, total;               /* G1 points (a G2 point counts 3) */
 };
-static int fbm_g1(struct fbm *m, g1_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+
+static void fbm_note(struct fbm *m, const char *query, uint64_t points)
 {
-    if (m->ext) return m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err);
-    int rc = g1_fb_mul(out, &m->g1, sc, n, m->pool);
-    return rc ? cuzk_fail(err, rc, "g16_setup: out of memory in the G1 fixed-base multiplications") : CUZK_OK;
+    m->done += points;
+    if (m->ext && m->ext->progress) m->ext->progress(m->ext->pctx, query, m->done, m->total);
 }
-static int fbm_g2(struct fbm *m, g2_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+
+static uint64_t popcount_bits(const uint64_t *bm, uint64_t nbits)
 {
-    if (m->ext) return m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err);
-    int rc = g2_fb_mul(out, &m->g2, sc, n, m->pool);
-    return rc ? cuzk_fail(err, rc, "g16_setup: out of memory in the G2 fixed-base multiplications") : CUZK_OK;
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < nbits / 64; i++) c += (uint64_t)__builtin_popcountll(bm[i]);
+    if (nbits % 64) c += (uint64_t)__builtin_popcountll(bm[nbits / 64] & ((1ULL << (nbits % 64)) - 1));
+    return c;
+}
+static int fbm_g1(struct fbm *m, const char *query, g1_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+{
+    int rc;
+    if (!m->cpu) {
+        rc = m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err);
+    } else if ((rc = g1_fb_mul(out, &m->g1, sc, n, m->pool))) {
+        rc = cuzk_fail(err, rc, "g16_setup: out of memory in the G1 fixed-base multiplications");
+    }
+    if (!rc) fbm_note(m, query, n);
+    return rc;
+}
+static int fbm_g2(struct fbm *m, const char *query, g2_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
+{
+    int rc;
+    if (!m->cpu) {
+        rc = m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err);
+    } else if ((rc = g2_fb_mul(out, &m->g2, sc, n, m->pool))) {
+        rc = cuzk_fail(err, rc, "g16_setup: out of memory in the G2 fixed-base multiplications");
+    }
+    if (!rc) fbm_note(m, query, 3 * (uint64_t)n);
+    return rc;
 }
 
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct pool *pool,
@@ -287,7 +313,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     fr_t *lag = cuzk_malloc(n * sizeof *lag);
     fr_t *uvw = cuzk_calloc(3 * nv + 1, sizeof *uvw);
     fr_t *sc = cuzk_malloc((n > nv ? n : nv) * sizeof *sc);   /* scalars of one query */
-    struct fbm m = {.ext = fb, .pool = pool};
+    struct fbm m = {.ext = fb, .cpu = !fb || !fb->g1 || !fb->g2, .pool = pool};
     if (!lag || !uvw || !sc) goto oom;
 
     /* Lagrange basis at tau over the domain: L_j(tau) = iNTT(tau^0, ..., tau^(N-1))[j]. */
@@ -302,7 +328,13 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     const fr_t *u = qc.uvw[0], *v = qc.uvw[1], *w = qc.uvw[2];
 
     size_t n_g1 = (n - 1) + nv + nv + nv, n_g2 = nv;
-    if (!fb) {
+    {   /* the multiplications in all: h, ic + l, the A-dense and the B-dense variables */
+        const uint64_t n_a = ni + popcount_bits(s->a_aux_density, na);
+        const uint64_t n_b = popcount_bits(s->b_inp_density, ni) + popcount_bits(s->b_aux_density, na);
+        m.total = (n - 1) + nv + n_a + 4 * n_b;
+    }
+    fbm_note(&m, "qap", 0);
+    if (m.cpu) {
         rc = g1_fb_init(&m.g1, &G1_GENERATOR, n_g1, pool);
         if (!rc) rc = g2_fb_init(&m.g2, &G2_GENERATOR, n_g2, pool);
         if (rc) goto oom;
@@ -318,7 +350,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
         sc[i] = cur;
         fr_mul(&cur, &cur, &tau);
     }
-    if ((rc = fbm_g1(&m, pk->h, sc, n - 1, err))) goto fail;
+    if ((rc = fbm_g1(&m, "h", pk->h, sc, n - 1, err))) goto fail;
 
     /* IC (inputs, / gamma) and L (aux, / delta): beta u + alpha v + w */
     {
@@ -335,8 +367,8 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     pk->n_l = na;
     pk->l = cuzk_malloc((na ? na : 1) * sizeof(g1_aff_t));
     if (!pk->vk.ic || !pk->l) goto oom;
-    if ((rc = fbm_g1(&m, pk->vk.ic, sc, ni, err))) goto fail;
-    if ((rc = fbm_g1(&m, pk->l, sc + ni, na, err))) goto fail;
+    if ((rc = fbm_g1(&m, "ic", pk->vk.ic, sc, ni, err))) goto fail;
+    if ((rc = fbm_g1(&m, "l", pk->l, sc + ni, na, err))) goto fail;
 
     /* A: u for all inputs, then A-dense aux. bellperson drops the identities, i.e. the
      * variables with u(tau) = 0; for a random tau that is exactly "no nonzero coefficient in
@@ -350,7 +382,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     pk->n_a = k;
     pk->a = cuzk_malloc((k ? k : 1) * sizeof(g1_aff_t));
     if (!pk->a) goto oom;
-    if ((rc = fbm_g1(&m, pk->a, sc, k, err))) goto fail;
+    if ((rc = fbm_g1(&m, "a", pk->a, sc, k, err))) goto fail;
 
     /* B: v for B-dense inputs, then B-dense aux, in G1 and G2 */
     k = 0;
@@ -363,8 +395,8 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     pk->b_g1 = cuzk_malloc((k ? k : 1) * sizeof(g1_aff_t));
     pk->b_g2 = cuzk_malloc((k ? k : 1) * sizeof(g2_aff_t));
     if (!pk->b_g1 || !pk->b_g2) goto oom;
-    if ((rc = fbm_g1(&m, pk->b_g1, sc, k, err))) goto fail;
-    if ((rc = fbm_g2(&m, pk->b_g2, sc, k, err))) goto fail;
+    if ((rc = fbm_g1(&m, "b_g1", pk->b_g1, sc, k, err))) goto fail;
+    if ((rc = fbm_g2(&m, "b_g2", pk->b_g2, sc, k, err))) goto fail;
 
     /* verifying key */
     {

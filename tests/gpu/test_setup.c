@@ -90,7 +90,7 @@ TEST(setup_on_gpu_equals_cpu_setup)
     cuzk_rng_seed(&r1, 77);
     cuzk_rng_seed(&r2, 77);
     ASSERT_OK(g16_setup(&cpu, &s, &r1, pool_default(), err), err);
-    struct g16_fixed_base fb = {fb_g1, fb_g2, ctx};
+    struct g16_fixed_base fb = {.g1 = fb_g1, .g2 = fb_g2, .self = ctx};
     ASSERT_OK(g16_setup_with(&gpu, &s, &r2, pool_default(), &fb, err), err);
     ASSERT_EQ_U64(gpu.n_h, cpu.n_h);
     ASSERT_EQ_U64(gpu.n_l, cpu.n_l);

@@ -985,6 +985,30 @@ static char *slurp(const char *path)
     return t;
 }
 
+/* `setup --kind` (a WindowPoSt 2 KiB key: ~1 s) prints a progress line with an ETA per
+ * query and writes the digest cache, so `validate` finds the key already vouched for. */
+TEST(cli_setup_kind_progress_and_digest_cache)
+{
+    char args[600];
+    const char *out = tpath("kind.txt");
+    snprintf(args, sizeof args, "setup --kind window-post --sector-size 2KiB --seed 3 --out %s", tmpdir);
+    ASSERT_EQ_INT(run_cli(args, out), 0);
+    char *t = slurp(out);
+    ASSERT_STR_CONTAINS(t, "setup: QAP evaluated; ");
+    ASSERT_STR_CONTAINS(t, "setup: h done: ");
+    ASSERT_STR_CONTAINS(t, "% of the multiplications in ");
+    ASSERT_STR_CONTAINS(t, "setup: b_g2 done: 100% of the multiplications");
+    ASSERT_STR_CONTAINS(t, ", ETA ");
+    free(t);
+    snprintf(args, sizeof args, "validate %s/v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+             "0170db1f394b35d995252228ee359194b13199d259380541dc529fb0099096b0.params", tmpdir);
+    ASSERT_EQ_INT(run_cli(args, out), 0);
+    t = slurp(out);
+    ASSERT_STR_CONTAINS(t, "cache hit: the curve and subgroup checks were skipped");
+    free(t);
+    rm_tmpdir();
+}
+
 TEST(cli_setup_info_validate)
 {
     char args[600], pp[300];

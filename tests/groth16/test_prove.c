@@ -83,6 +83,57 @@ static void lagrange_at(fr_t *out, size_t len, unsigned lg, const fr_t *tau)
     }
 }
 
+/* Setup progress: a call once the QAP is evaluated (done 0), then one per query in order,
+ * done rising to the total, which is the key's own point count (a G2 point counting 3); and a
+ * g16_fixed_base with only a progress callback keeps the CPU's multiplications: the same key
+ * as g16_setup from the same seed. */
+struct prog_rec {
+    int calls;
+    char order[64];
+    uint64_t last, total;
+    bool bad;
+};
+static void prog_cb(void *ctx, const char *query, uint64_t done, uint64_t total)
+{
+    struct prog_rec *r = ctx;
+    if ((r->calls == 0) != (done == 0) || done < r->last || done > total || (r->calls && total != r->total))
+        r->bad = true;
+    r->calls++;
+    r->last = done;
+    r->total = total;
+    strncat(r->order, query, sizeof r->order - strlen(r->order) - 2);
+    strcat(r->order, " ");
+}
+
+TEST(setup_progress_counts_every_multiplication)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct synth_params p = {300, 3, false};
+    struct g16_shape s;
+    ASSERT_OK(synth_build_shape(&s, &p, err), err);
+    cuzk_rng r1, r2;
+    cuzk_rng_seed(&r1, test_seed());
+    r2 = r1;
+    struct prog_rec rec;
+    memset(&rec, 0, sizeof rec);
+    struct g16_fixed_base fb = {.progress = prog_cb, .pctx = &rec};
+    struct g16_pk pk, ref;
+    ASSERT_OK(g16_setup_with(&pk, &s, &r1, NULL, &fb, err), err);
+    ASSERT_OK(g16_setup(&ref, &s, &r2, NULL, err), err);
+    ASSERT(!rec.bad);
+    ASSERT_EQ_INT(rec.calls, 7);
+    ASSERT_STR_CONTAINS(rec.order, "qap h ic l a b_g1 b_g2 ");
+    ASSERT_EQ_U64(rec.last, rec.total);
+    ASSERT_EQ_U64(rec.total, pk.n_h + pk.vk.n_ic + pk.n_l + pk.n_a + 4 * pk.n_b);
+    ASSERT_EQ_U64(pk.n_h, ref.n_h);
+    ASSERT_EQ_U64(pk.n_b, ref.n_b);
+    ASSERT_MEM_EQ(pk.h, ref.h, pk.n_h * sizeof(g1_aff_t));
+    ASSERT_MEM_EQ(pk.b_g2, ref.b_g2, pk.n_b * sizeof(g2_aff_t));
+    g16_pk_free(&pk);
+    g16_pk_free(&ref);
+    g16_shape_free(&s);
+}
+
 TEST(setup_matches_naive_recomputation)
 {
     struct cuzk_error err_s, *err = &err_s;
