@@ -260,13 +260,8 @@ static int shape_build(struct srs_entry *x, const struct fil_circuit *c, const c
     char tmp[ENGINE_PATH_MAX + 340];
     const char *kname = fil_circuit_kind_name(c->kind);
     const uint64_t t0 = cuzk_now_ns();
-    uint64_t rows = 0;
-    uint32_t n_in = 0, n_aux = 0;
-    int rc = fil_circuit_count(c, &rows, &n_in, &n_aux, err);
-    if (rc) return rc;
-    cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s "
-             "constraints=%" PRIu64, kname, x->id, rows);
-    rc = fil_circuit_shape(&x->shape, c, err);
+    cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s", kname, x->id);
+    int rc = fil_circuit_shape(&x->shape, c, err);
     if (rc) return rc;
     x->has_shape = true;
     /* Best effort: a read-only param_cache only costs the rebuild next time. The temporary
@@ -278,7 +273,8 @@ static int shape_build(struct srs_entry *x, const struct fil_circuit *c, const c
                  serr.code ? serr.msg : strerror(errno));
         unlink(tmp);
     }
-    cuzk_log(CLOG_INFO, "shape built: circuit=%s elapsed_ms=%" PRIu64, x->id, (cuzk_now_ns() - t0) / 1000000);
+    cuzk_log(CLOG_INFO, "shape built: circuit=%s constraints=%" PRIu64 " elapsed_ms=%" PRIu64, x->id,
+             x->shape.n_constraints, (cuzk_now_ns() - t0) / 1000000);
     return CUZK_OK;
 }
 
@@ -299,7 +295,8 @@ int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_cir
     struct shape_load j = {.x = x, .c = c, .spath = spath};
     pthread_t th;
     bool beside = false;
-    if (srs_file_size(spath, &ssize)) {
+    const bool on_disk = srs_file_size(spath, &ssize);
+    if (on_disk) {
         beside = pthread_create(&th, NULL, shape_load_run, &j) == 0;
         if (!beside) shape_load_run(&j);   /* no thread to spare: one after the other */
     } else {
@@ -312,7 +309,7 @@ int srs_load_circuit(struct engine *e, struct srs_entry *x, const struct fil_cir
     rc = srs_read_params(e, x, path, err);
     if (beside) pthread_join(th, NULL);
     if (j.rc) return cuzk_fail(err, j.rc, "%s", j.err.msg);   /* the shape's error first */
-    if (ssize)
+    if (on_disk)
         cuzk_log(CLOG_INFO, "shape loaded: circuit=%s path=%s elapsed_ms=%" PRIu64 "%s", x->id, spath, j.ms,
                  beside ? " (beside the parameters' read)" : "");
     if (rc) return rc;

@@ -539,9 +539,20 @@ static bool cache_store(const char *path, const struct cache_key *k, const char 
 /* ------------------------------------------------------------------- read -- */
 
 /* The subgroup checks of a FULL validation by the caller's checker, after the CPU pass did
- * the curve checks; a point it reports is checked again on the CPU for the message. */
+ * the curve checks; a point it reports is checked again on the CPU for the message. Its time
+ * is added to *ns. */
+static int checker_pass_in(const struct g16_point_checker *c, const struct sect *secs, int nsec,
+                           const char *path, struct cuzk_error *err);
 static int checker_pass(const struct g16_point_checker *c, const struct sect *secs, int nsec,
-                        const char *path, struct cuzk_error *err)
+                        const char *path, uint64_t *ns, struct cuzk_error *err)
+{
+    const uint64_t t0 = cuzk_now_ns();
+    int rc = checker_pass_in(c, secs, nsec, path, err);
+    *ns += cuzk_now_ns() - t0;
+    return rc;
+}
+static int checker_pass_in(const struct g16_point_checker *c, const struct sect *secs, int nsec,
+                           const char *path, struct cuzk_error *err)
 {
     for (int k = 0; k < nsec; k++) {
         const struct sect *s = &secs[k];
@@ -664,11 +675,7 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
     progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
     rc = run_pass(fd, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
-    if (!rc && ext && (flags & PASS_CHECK)) {
-        const uint64_t te = cuzk_now_ns();
-        rc = checker_pass(o->checker, secs, 5, path, err);
-        rep->ext_check_ns += cuzk_now_ns() - te;
-    }
+    if (!rc && ext && (flags & PASS_CHECK)) rc = checker_pass(o->checker, secs, 5, path, &rep->ext_check_ns, err);
     if (rc) goto out;
     rep->read_ns = cuzk_now_ns() - t0;
 
@@ -701,11 +708,7 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
             if (!(flags & PASS_CHECK)) {
                 progress_start(&pr, progress, path, "checking", body);
                 rc = run_pass(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
-                if (!rc && ext) {
-                    const uint64_t te = cuzk_now_ns();
-                    rc = checker_pass(o->checker, secs, 5, path, err);
-                    rep->ext_check_ns += cuzk_now_ns() - te;
-                }
+                if (!rc && ext) rc = checker_pass(o->checker, secs, 5, path, &rep->ext_check_ns, err);
                 if (rc) goto out;
             }
             if (o->mode == G16_VALIDATE_FULL && o->use_cache) rep->cache_written = cache_store(path, &key, hex);

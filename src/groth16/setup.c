@@ -243,40 +243,29 @@ struct fbm {
     uint64_t done, total;               /* G1 points (a G2 point counts 3) */
 };
 
-static void fbm_note(struct fbm *m, const char *query, uint64_t points)
+/* After a query's multiplications (rc), `points` G1-point units of them: the progress call. */
+static int fbm_done(struct fbm *m, const char *query, uint64_t points, int rc)
 {
+    if (rc) return rc;
     m->done += points;
     if (m->ext && m->ext->progress) m->ext->progress(m->ext->pctx, query, m->done, m->total);
-}
-
-static uint64_t popcount_bits(const uint64_t *bm, uint64_t nbits)
-{
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < nbits / 64; i++) c += (uint64_t)__builtin_popcountll(bm[i]);
-    if (nbits % 64) c += (uint64_t)__builtin_popcountll(bm[nbits / 64] & ((1ULL << (nbits % 64)) - 1));
-    return c;
+    return CUZK_OK;
 }
 static int fbm_g1(struct fbm *m, const char *query, g1_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
 {
-    int rc;
-    if (!m->cpu) {
-        rc = m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err);
-    } else if ((rc = g1_fb_mul(out, &m->g1, sc, n, m->pool))) {
-        rc = cuzk_fail(err, rc, "g16_setup: out of memory in the G1 fixed-base multiplications");
-    }
-    if (!rc) fbm_note(m, query, n);
-    return rc;
+    int rc = !m->cpu ? m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err)
+           : g1_fb_mul(out, &m->g1, sc, n, m->pool)
+               ? cuzk_fail(err, CUZK_E_NOMEM, "g16_setup: out of memory in the G1 fixed-base multiplications")
+               : CUZK_OK;
+    return fbm_done(m, query, n, rc);
 }
 static int fbm_g2(struct fbm *m, const char *query, g2_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
 {
-    int rc;
-    if (!m->cpu) {
-        rc = m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err);
-    } else if ((rc = g2_fb_mul(out, &m->g2, sc, n, m->pool))) {
-        rc = cuzk_fail(err, rc, "g16_setup: out of memory in the G2 fixed-base multiplications");
-    }
-    if (!rc) fbm_note(m, query, 3 * (uint64_t)n);
-    return rc;
+    int rc = !m->cpu ? m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err)
+           : g2_fb_mul(out, &m->g2, sc, n, m->pool)
+               ? cuzk_fail(err, CUZK_E_NOMEM, "g16_setup: out of memory in the G2 fixed-base multiplications")
+               : CUZK_OK;
+    return fbm_done(m, query, 3 * (uint64_t)n, rc);
 }
 
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct pool *pool,
@@ -328,12 +317,9 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     const fr_t *u = qc.uvw[0], *v = qc.uvw[1], *w = qc.uvw[2];
 
     size_t n_g1 = (n - 1) + nv + nv + nv, n_g2 = nv;
-    {   /* the multiplications in all: h, ic + l, the A-dense and the B-dense variables */
-        const uint64_t n_a = ni + popcount_bits(s->a_aux_density, na);
-        const uint64_t n_b = popcount_bits(s->b_inp_density, ni) + popcount_bits(s->b_aux_density, na);
-        m.total = (n - 1) + nv + n_a + 4 * n_b;
-    }
-    fbm_note(&m, "qap", 0);
+    /* the multiplications in all: h, ic + l, the A-dense and the B-dense variables */
+    m.total = (n - 1) + nv + ni + s->a_aux_count + 4 * (s->b_inp_count + s->b_aux_count);
+    fbm_done(&m, "qap", 0, CUZK_OK);
     if (m.cpu) {
         rc = g1_fb_init(&m.g1, &G1_GENERATOR, n_g1, pool);
         if (!rc) rc = g2_fb_init(&m.g2, &G2_GENERATOR, n_g2, pool);

@@ -212,6 +212,28 @@ TEST(gpu_proofs_equal_cpu_proofs_and_verify)
     gpu_ctx_free(ctx);
 }
 
+/* One proof of f on ctx with fresh blinding: its bytes are the CPU's and it verifies.
+ * Returns the scratch requests that loans served during it. */
+static uint64_t lent_proof_equals_cpu(struct gpu_ctx *ctx, const struct fixture *f, struct g16_pvk *pvk)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    const struct g16_assignment w = {f->in, f->aux};
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    const uint64_t before = gpu_ctx_msm_loans(ctx);
+    struct g16_proof pc, pg;
+    ASSERT_OK(g16_prove(&pc, &f->s, &f->pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
+    ASSERT_OK(g16_prove(&pg, &f->s, &f->pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
+    const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
+    uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
+    g16_proof_to_bytes(bc, &pc);
+    g16_proof_to_bytes(bg, &pg);
+    ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
+    ASSERT_OK(g16_verify(pvk, &pg, f->in + 1, f->s.n_inputs - 1, err), err);
+    return taken;
+}
+
 /* The prover's MSMs borrow memory that is dead once h is formed: the sort buffers come from
  * the h pipeline's other two vectors (16 N bytes each with the coset table, 4 N without; with
  * one window per sort, set by msm.max_windows, every MSM here fits), the split's tail scalars
@@ -229,18 +251,10 @@ TEST(msm_scratch_lent_by_h_pipeline)
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         struct fixture f;
         fixture_init(&f, ns[k], 2, 700 + k);
-        struct g16_assignment w = {f.in, f.aux};
         struct g16_pvk *pvk = g16_pvk_new(&f.pk.vk, err);
         ASSERT(pvk);
         for (int rep = 0; rep < 2; rep++) {
-            fr_t r, s;
-            rand_fr(&r);
-            rand_fr(&s);
-            const uint64_t before = gpu_ctx_msm_loans(ctx);
-            struct g16_proof pc, pg;
-            ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
-            ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
-            const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
+            const uint64_t taken = lent_proof_equals_cpu(ctx, &f, pvk);
             /* 4 sort buffers for each of the 5 MSMs, the tail scalars of the 3 splits, and
              * with the table their 3 other buffers as well */
             const bool tab = gpu_ctx_h_shift_table(ctx);
@@ -248,11 +262,6 @@ TEST(msm_scratch_lent_by_h_pipeline)
             ASSERT_MSG(taken >= want, "n=%llu proof %d: %llu scratch requests served by loans, want >= %llu (table %d)",
                        (unsigned long long)ns[k], rep, (unsigned long long)taken, (unsigned long long)want, (int)tab);
             if (ns[k] >= 40000) ASSERT_MSG(tab, "n=%llu: the h pipeline did not use its coset table", (unsigned long long)ns[k]);
-            uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-            g16_proof_to_bytes(bc, &pc);
-            g16_proof_to_bytes(bg, &pg);
-            ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
-            ASSERT_OK(g16_verify(pvk, &pg, f.in + 1, f.s.n_inputs - 1, err), err);
         }
         g16_pvk_free(pvk);
         gpu_ctx_unload(ctx);
@@ -281,26 +290,13 @@ TEST(msm_rounds_borrow_h_vectors_without_table)
     gpu_tune("sum.aff_minpt=1");
     struct fixture f;
     fixture_init(&f, 1023, 2, 731);
-    struct g16_assignment w = {f.in, f.aux};
     struct g16_pvk *pvk = g16_pvk_new(&f.pk.vk, err);
     ASSERT(pvk);
     for (int rep = 0; rep < 2; rep++) {
-        fr_t r, s;
-        rand_fr(&r);
-        rand_fr(&s);
-        const uint64_t before = gpu_ctx_msm_loans(ctx);
-        struct g16_proof pc, pg;
-        ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
-        ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
-        const uint64_t taken = gpu_ctx_msm_loans(ctx) - before;
+        const uint64_t taken = lent_proof_equals_cpu(ctx, &f, pvk);
         ASSERT_MSG(!gpu_ctx_h_shift_table(ctx), "a 2^11 domain has no coset table");
         ASSERT_MSG(taken >= 25, "proof %d: %llu scratch requests served by loans, want >= 25", rep,
                    (unsigned long long)taken);
-        uint8_t bc[G16_PROOF_BYTES], bg[G16_PROOF_BYTES];
-        g16_proof_to_bytes(bc, &pc);
-        g16_proof_to_bytes(bg, &pg);
-        ASSERT_MEM_EQ(bc, bg, G16_PROOF_BYTES);
-        ASSERT_OK(g16_verify(pvk, &pg, f.in + 1, f.s.n_inputs - 1, err), err);
     }
     g16_pvk_free(pvk);
     gpu_ctx_unload(ctx);
