@@ -89,9 +89,10 @@ test: all $(TEST_BINS)
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" test
 
-# ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs); the
-# gRPC/daemon e2e tests are left out because Debian's grpc is not TSan-instrumented.
-TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu
+# ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs, the key
+# reader with its checker thread); the gRPC/daemon e2e tests are left out because Debian's grpc
+# is not TSan-instrumented.
+TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu tests/groth16/test_params
 test-tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)

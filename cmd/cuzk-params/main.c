@@ -352,6 +352,9 @@ static int cmd_validate(int argc, char **argv)
                                                             : "every point on the curve and in the subgroup";
             printf("time %.2f s (%s), digest %s%s\n", secs(rep.read_ns + rep.check_ns), what, dh,
                    rep.cache_written ? ", cache written" : "");
+            if (o.checker && !rep.cache_hit && o.mode == G16_VALIDATE_FULL)
+                printf("subgroup checks on the GPU: %.2f s beside the read, %.2f s waited for after it\n",
+                       secs(rep.ext_check_ns), secs(rep.ext_wait_ns));
             g16_pk_free(&pk);
         }
     }

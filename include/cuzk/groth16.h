@@ -273,7 +273,10 @@ struct g16_params_read_report {
     bool digest_valid;      /* digest was computed (mode != NONE) */
     uint8_t digest[16];     /* content digest of the file (see docs/formats.md) */
     uint64_t read_ns, check_ns;
-    uint64_t ext_check_ns;  /* of those, in the external checker (the GPU's subgroup checks) */
+    /* The external checker (the GPU's subgroup checks) runs beside the CPU pass, on each slice
+     * of a section the CPU has decoded: ext_check_ns is its busy time, ext_wait_ns what the
+     * read waited for it after the CPU pass (both within read_ns + check_ns). */
+    uint64_t ext_check_ns, ext_wait_ns;
 };
 int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_params_read_opts *o,
                        struct pool *pool, struct g16_params_read_report *report,

@@ -137,8 +137,8 @@ static int read_key(struct engine *e, struct srs_entry *x, struct g16_pk *pk, co
     *rep_out = rep;
     if (!rc)
         cuzk_log(CLOG_INFO, "SRS read: circuit=%s read_ms=%" PRIu64 " check_ms=%" PRIu64 " gpu_check_ms=%" PRIu64
-                 " validation=%s checks=%s%s", x->id, rep.read_ns / 1000000, rep.check_ns / 1000000,
-                 rep.ext_check_ns / 1000000,
+                 " gpu_wait_ms=%" PRIu64 " validation=%s checks=%s%s", x->id, rep.read_ns / 1000000,
+                 rep.check_ns / 1000000, rep.ext_check_ns / 1000000, rep.ext_wait_ns / 1000000,
                  validation_name(e->cfg.srs_validation),
                  rep.cache_hit ? "skipped (digest cache hit)"
                  : o.mode == G16_VALIDATE_FULL ? (o.checker ? "curve+subgroup (subgroups on the GPU)" : "curve+subgroup")

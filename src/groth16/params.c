@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #define VK_FIXED 864                 /* alpha_g1 beta_g1 beta_g2 gamma_g2 delta_g1 delta_g2 */
 #define CHUNK_PTS 8192               /* points per parallel work item (fixed: the digest uses it) */
 #define PROGRESS_AUTO_BYTES (1ull << 30)
+#define SLICES 8                     /* per section: what the external checker takes at a time */
 
 /* ------------------------------------------------------------------ digest -- */
 
@@ -372,6 +374,7 @@ struct pass {
     enum g16_validate mode;
     atomic_uint_fast64_t first_bad;   /* lowest bad index seen so far: later chunks stop early */
     struct progress *pr;
+    size_t c0;                        /* the slice's first chunk in the section */
 };
 
 static void note_bad(atomic_uint_fast64_t *bad, uint64_t i)
@@ -385,7 +388,7 @@ static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
     struct pass *ps = ctx;
     const struct sect *s = ps->s;
     size_t psz = s->g2 ? G2_UNC : G1_UNC;
-    for (size_t c = begin; c < end; c++) {
+    for (size_t c = ps->c0 + begin; c < ps->c0 + end; c++) {
         uint64_t i0 = (uint64_t)c * CHUNK_PTS, i1 = i0 + CHUNK_PTS;
         if (i1 > s->n) i1 = s->n;
         struct chunk_res *r = &ps->res[s->chunk0 + c];
@@ -431,10 +434,85 @@ static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
     }
 }
 
-/* Run one pass over every section; reports the first bad point of the first bad section. */
+/* The external checker (a FULL validation's subgroup checks on the GPU) runs on its own thread
+ * beside the CPU pass: the pass publishes each slice of a section once its points are decoded
+ * and on the curve, and the checker takes what is published, in file order. A load then costs
+ * the slower of the two instead of their sum. */
+struct ext_run {
+    const struct g16_point_checker *c;
+    const struct sect *secs;
+    int nsec;
+    const char *path;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int sec;                 /* published: sections [0, sec) whole and points [0, pts) of sec */
+    uint64_t pts;
+    bool end;                /* the pass is over: nothing more will be published */
+    atomic_bool failed;      /* the checker failed or found a bad point: the pass may stop */
+    int rc;
+    struct cuzk_error err;
+    uint64_t ns;             /* time inside the checker */
+};
+
+static void ext_publish(struct ext_run *x, int sec, uint64_t pts, bool end)
+{
+    pthread_mutex_lock(&x->mu);
+    if (!end) x->sec = sec, x->pts = pts;
+    x->end = x->end || end;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* Points [i0, i1) of section k; a point the checker reports is checked again on the CPU for the
+ * message. */
+static int ext_check(struct ext_run *x, int k, uint64_t i0, uint64_t i1)
+{
+    const struct sect *s = &x->secs[k];
+    size_t n = (size_t)(i1 - i0), bad = n;
+    uint64_t t0 = cuzk_now_ns();
+    int rc = s->g2 ? x->c->g2(x->c->self, (const g2_aff_t *)s->dst + i0, n, true, &bad, &x->err)
+                   : x->c->g1(x->c->self, (const g1_aff_t *)s->dst + i0, n, true, &bad, &x->err);
+    x->ns += cuzk_now_ns() - t0;
+    if (rc) return cuzk_fail_prefix(&x->err, rc, "%s: %s: point checker", x->path, SECT_NAME[s->id]);
+    if (bad >= n) return CUZK_OK;
+    uint64_t i = i0 + bad;
+    const char *why = "rejected by the point checker (the CPU check passes: checker fault)";
+    rc = s->g2 ? chk_g2((const g2_aff_t *)s->dst + i, G16_VALIDATE_FULL, &why)
+               : chk_g1((const g1_aff_t *)s->dst + i, G16_VALIDATE_FULL, &why);
+    return cuzk_fail(&x->err, rc ? rc : CUZK_E_INTERNAL, "%s: %s[%" PRIu64 "]: %s", x->path,
+                     SECT_NAME[s->id], i, why);
+}
+
+static void *ext_main(void *arg)
+{
+    struct ext_run *x = arg;
+    uint64_t at = 0;   /* checked: points [0, at) of section k */
+    for (int k = 0; k < x->nsec;) {
+        pthread_mutex_lock(&x->mu);
+        while (!x->end && x->sec == k && x->pts <= at) pthread_cond_wait(&x->cv, &x->mu);
+        bool whole = x->sec > k;
+        uint64_t upto = whole ? x->secs[k].n : x->sec == k ? x->pts : 0;
+        pthread_mutex_unlock(&x->mu);
+        if (upto > at) {
+            if ((x->rc = ext_check(x, k, at, upto))) {
+                atomic_store(&x->failed, true);
+                break;
+            }
+            at = upto;
+        } else if (whole) {
+            k++, at = 0;
+        } else {
+            break;   /* the pass ended before this point */
+        }
+    }
+    return NULL;
+}
+
+/* Run one pass over every section; reports the first bad point of the first bad section. With
+ * x, each good slice is published to the checker, and the pass stops once the checker fails. */
 static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
                     unsigned flags, enum g16_validate mode, struct pool *pool, struct progress *pr,
-                    const char *path, struct cuzk_error *err)
+                    struct ext_run *x, const char *path, struct cuzk_error *err)
 {
     unsigned nw = pool_size(pool);
     uint8_t **wbuf = cuzk_calloc(nw ? nw : 1, sizeof *wbuf);
@@ -445,21 +523,60 @@ static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
     for (int k = 0; !rc && k < nsec; k++) {
         struct sect *s = &secs[k];
         size_t nchunks = (size_t)((s->n + CHUNK_PTS - 1) / CHUNK_PTS);
-        if (!nchunks) continue;
+        size_t per = x ? (nchunks + SLICES - 1) / SLICES : nchunks;
         struct pass ps = {.fd = fd, .wbuf = wbuf, .s = s, .res = res, .flags = flags, .mode = mode, .pr = pr};
         atomic_init(&ps.first_bad, UINT64_MAX);
-        /* G2 checks cost ~3x G1; one chunk per item is already coarse enough either way. */
-        pool_parallel_for(pool, nchunks, 1, pass_chunks, &ps);
-        for (size_t c = 0; c < nchunks; c++) {
-            const struct chunk_res *r = &res[s->chunk0 + c];
-            if (r->bad != UINT64_MAX) {
-                rc = cuzk_fail(err, r->code, "%s: %s[%" PRIu64 "]: %s", path, SECT_NAME[s->id], r->bad, r->why);
-                break;
+        for (size_t c0 = 0; !rc && c0 < nchunks; c0 += per) {
+            if (x && atomic_load(&x->failed)) goto out;   /* the caller reports the checker's error */
+            size_t c1 = nchunks - c0 < per ? nchunks : c0 + per;
+            ps.c0 = c0;
+            /* G2 checks cost ~3x G1; one chunk per item is already coarse enough either way. */
+            pool_parallel_for(pool, c1 - c0, 1, pass_chunks, &ps);
+            for (size_t c = c0; c < c1; c++) {
+                const struct chunk_res *r = &res[s->chunk0 + c];
+                if (r->bad != UINT64_MAX) {
+                    rc = cuzk_fail(err, r->code, "%s: %s[%" PRIu64 "]: %s", path, SECT_NAME[s->id], r->bad, r->why);
+                    break;
+                }
             }
+            if (!rc && x && c1 < nchunks) ext_publish(x, k, (uint64_t)c1 * CHUNK_PTS, false);
         }
+        if (!rc && x) ext_publish(x, k + 1, 0, false);
     }
+out:
     for (unsigned w = 0; wbuf && w < nw; w++) cuzk_free(wbuf[w]);
     cuzk_free(wbuf);
+    return rc;
+}
+
+/* run_pass with the external checker beside it (c non-NULL). The checker's error comes first:
+ * it only checks points the CPU passed, so its bad point precedes the CPU's. *ext_ns gets the
+ * checker's time, *wait_ns the time the read waited for it after the CPU pass. */
+static int run_pass_ext(int fd, struct sect *secs, int nsec, struct chunk_res *res, unsigned flags,
+                        enum g16_validate mode, struct pool *pool, struct progress *pr,
+                        const struct g16_point_checker *c, uint64_t *ext_ns, uint64_t *wait_ns,
+                        const char *path, struct cuzk_error *err)
+{
+    if (!c) return run_pass(fd, secs, nsec, res, flags, mode, pool, pr, NULL, path, err);
+    struct ext_run x = {.c = c, .secs = secs, .nsec = nsec, .path = path};
+    atomic_init(&x.failed, false);
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
+    pthread_t th;
+    bool beside = pthread_create(&th, NULL, ext_main, &x) == 0;
+    int rc = run_pass(fd, secs, nsec, res, flags, mode, pool, pr, &x, path, err);
+    uint64_t t0 = cuzk_now_ns();
+    ext_publish(&x, 0, 0, true);
+    if (beside) pthread_join(th, NULL);
+    else ext_main(&x);   /* no thread: check after the pass */
+    *wait_ns += cuzk_now_ns() - t0;
+    *ext_ns += x.ns;
+    pthread_cond_destroy(&x.cv);
+    pthread_mutex_destroy(&x.mu);
+    if (x.rc) {
+        if (err) *err = x.err;
+        return x.rc;
+    }
     return rc;
 }
 
@@ -537,38 +654,6 @@ static bool cache_store(const char *path, const struct cache_key *k, const char 
 }
 
 /* ------------------------------------------------------------------- read -- */
-
-/* The subgroup checks of a FULL validation by the caller's checker, after the CPU pass did
- * the curve checks; a point it reports is checked again on the CPU for the message. Its time
- * is added to *ns. */
-static int checker_pass_in(const struct g16_point_checker *c, const struct sect *secs, int nsec,
-                           const char *path, struct cuzk_error *err);
-static int checker_pass(const struct g16_point_checker *c, const struct sect *secs, int nsec,
-                        const char *path, uint64_t *ns, struct cuzk_error *err)
-{
-    const uint64_t t0 = cuzk_now_ns();
-    int rc = checker_pass_in(c, secs, nsec, path, err);
-    *ns += cuzk_now_ns() - t0;
-    return rc;
-}
-static int checker_pass_in(const struct g16_point_checker *c, const struct sect *secs, int nsec,
-                           const char *path, struct cuzk_error *err)
-{
-    for (int k = 0; k < nsec; k++) {
-        const struct sect *s = &secs[k];
-        size_t bad = (size_t)s->n;
-        int rc = s->g2 ? c->g2(c->self, s->dst, (size_t)s->n, true, &bad, err)
-                       : c->g1(c->self, s->dst, (size_t)s->n, true, &bad, err);
-        if (rc) return cuzk_fail_prefix(err, rc, "%s: %s: point checker", path, SECT_NAME[s->id]);
-        if (bad >= s->n) continue;
-        const char *why = "rejected by the point checker (the CPU check passes: checker fault)";
-        rc = s->g2 ? chk_g2((const g2_aff_t *)s->dst + bad, G16_VALIDATE_FULL, &why)
-                   : chk_g1((const g1_aff_t *)s->dst + bad, G16_VALIDATE_FULL, &why);
-        return cuzk_fail(err, rc ? rc : CUZK_E_INTERNAL, "%s: %s[%zu]: %s", path, SECT_NAME[s->id],
-                         bad, why);
-    }
-    return CUZK_OK;
-}
 
 int g16_params_read(struct g16_pk *pk, const char *path, enum g16_validate mode,
                     struct pool *pool, struct cuzk_error *err)
@@ -674,8 +759,9 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     unsigned flags = PASS_DECODE | (want_digest ? PASS_HASH : 0) |
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
     progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
-    rc = run_pass(fd, secs, 5, res, flags, cpu_mode, pool, &pr, path, err);
-    if (!rc && ext && (flags & PASS_CHECK)) rc = checker_pass(o->checker, secs, 5, path, &rep->ext_check_ns, err);
+    rc = run_pass_ext(fd, secs, 5, res, flags, cpu_mode, pool, &pr,
+                      ext && (flags & PASS_CHECK) ? o->checker : NULL, &rep->ext_check_ns,
+                      &rep->ext_wait_ns, path, err);
     if (rc) goto out;
     rep->read_ns = cuzk_now_ns() - t0;
 
@@ -707,8 +793,9 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
         } else {
             if (!(flags & PASS_CHECK)) {
                 progress_start(&pr, progress, path, "checking", body);
-                rc = run_pass(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr, path, err);
-                if (!rc && ext) rc = checker_pass(o->checker, secs, 5, path, &rep->ext_check_ns, err);
+                rc = run_pass_ext(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr,
+                                  ext ? o->checker : NULL, &rep->ext_check_ns, &rep->ext_wait_ns,
+                                  path, err);
                 if (rc) goto out;
             }
             if (o->mode == G16_VALIDATE_FULL && o->use_cache) rep->cache_written = cache_store(path, &key, hex);

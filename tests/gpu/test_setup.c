@@ -187,6 +187,88 @@ static int chk_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size
     return gpu_g2_check_points(self, pts, n, subgroup, bad, err);
 }
 
+/* Points outside the subgroups where the check's additions meet their edge cases (the
+ * accumulator equal to or the negation of the base, infinity on the way): the order-3 points
+ * (0, +-2) of G1, and r Q for Q outside the subgroup (only the cofactor's torsion left, small
+ * orders among them), beside Q itself and G-multiples. Each point alone, the GPU's verdict
+ * against the CPU's (src/ec, tested there against r P = O). */
+TEST(point_checks_match_cpu_on_torsion_points)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    enum { NQ = 12 };
+    g1_aff_t p1[3 * NQ + 2];
+    g2_aff_t p2[2 * NQ + 2];
+    size_t n1 = 0, n2 = 0, bad;
+    fp_t x = FP_ONE, rhs, four;
+    fp_dbl(&four, &FP_ONE);
+    fp_dbl(&four, &four);
+    p1[0].x = FP_ZERO_ELEM;   /* (0, 2) and (0, -2) */
+    fp_dbl(&p1[0].y, &FP_ONE);
+    p1[1] = p1[0];
+    fp_neg(&p1[1].y, &p1[0].y);
+    n1 = 2;
+    for (int q = 0; q < NQ; q++) {
+        g1_aff_t a;
+        do {
+            fp_add(&x, &x, &FP_ONE);
+            fp_sqr(&rhs, &x);
+            fp_mul(&rhs, &rhs, &x);
+            fp_add(&rhs, &rhs, &four);
+        } while (!fp_sqrt(&a.y, &rhs));
+        a.x = x;
+        g1_jac_t j, t;
+        g1_jac_from_aff(&j, &a);
+        g1_jac_mul_u64s(&t, &j, FR_MODULUS.l, 4);   /* r Q: the torsion part */
+        p1[n1++] = a;
+        g1_jac_to_aff(&p1[n1++], &t);
+        g1_jac_dbl(&t, &t);
+        g1_jac_to_aff(&p1[n1++], &t);
+    }
+    rand_g2s(p2, 2);
+    n2 = 2;
+    for (int q = 0; q < NQ; q++) {
+        g2_aff_t a;
+        g2_outside(&a);
+        fp_add(&a.x.c0, &a.x.c0, &FP_ONE);   /* g2_outside walks x.c1: vary c0 too */
+        fp2_t r2, b;
+        fp_dbl(&b.c0, &FP_ONE);
+        fp_dbl(&b.c0, &b.c0);
+        b.c1 = b.c0;
+        for (;;) {
+            fp2_sqr(&r2, &a.x);
+            fp2_mul(&r2, &r2, &a.x);
+            fp2_add(&r2, &r2, &b);
+            if (fp2_sqrt(&a.y, &r2)) break;
+            fp_add(&a.x.c0, &a.x.c0, &FP_ONE);
+        }
+        g2_jac_t j, t;
+        g2_jac_from_aff(&j, &a);
+        g2_jac_mul_u64s(&t, &j, FR_MODULUS.l, 4);
+        p2[n2++] = a;
+        g2_jac_to_aff(&p2[n2++], &t);
+    }
+    int outside1 = 0, outside2 = 0;
+    for (size_t i = 0; i < n1; i++) {
+        ASSERT(g1_aff_is_on_curve(&p1[i]));
+        bool want = g1_aff_in_subgroup(&p1[i]);
+        outside1 += !want;
+        ASSERT_OK(gpu_g1_check_points(ctx, &p1[i], 1, true, &bad, err), err);
+        ASSERT_MSG((bad == 1) == want, "G1 point %zu: GPU says %s, CPU %s", i, bad == 1 ? "in" : "out",
+                   want ? "in" : "out");
+    }
+    for (size_t i = 0; i < n2; i++) {
+        ASSERT(g2_aff_is_on_curve(&p2[i]));
+        bool want = g2_aff_in_subgroup(&p2[i]);
+        outside2 += !want;
+        ASSERT_OK(gpu_g2_check_points(ctx, &p2[i], 1, true, &bad, err), err);
+        ASSERT_MSG((bad == 1) == want, "G2 point %zu: GPU says %s, CPU %s", i, bad == 1 ? "in" : "out",
+                   want ? "in" : "out");
+    }
+    ASSERT_MSG(outside1 >= 2 * NQ && outside2 >= NQ, "outside: G1 %d, G2 %d", outside1, outside2);
+    gpu_ctx_free(ctx);
+}
+
 /* A FULL read with the GPU checker accepts a good key and names a point outside G1. */
 TEST(params_read_with_gpu_checker_names_the_bad_point)
 {

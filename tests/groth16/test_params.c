@@ -799,7 +799,8 @@ TEST(writer_digest_cache_is_the_readers)
 
 /* An external point checker (the daemon's: the GPU's subgroup checks) that takes 15 ms a
  * section and finds nothing: its time is reported apart (ext_check_ns, the log's
- * gpu_check_ms) and is part of the read; without a checker it is 0. */
+ * gpu_check_ms, and ext_wait_ns, what the read waited for it) and is part of the read;
+ * without a checker both are 0. */
 static int slow_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad, struct cuzk_error *err)
 {
     (void)pts, (void)subgroup, (void)err;
@@ -832,12 +833,123 @@ TEST(external_checker_time_is_reported)
     ASSERT_EQ_INT(calls, 5);   /* one call per section */
     ASSERT_MSG(rep.ext_check_ns >= 5 * 15000000ull, "ext_check_ns %llu", (unsigned long long)rep.ext_check_ns);
     ASSERT(rep.read_ns >= rep.ext_check_ns);
+    ASSERT(rep.read_ns >= rep.ext_wait_ns);
     assert_pk_eq(&pk, &back);
     g16_pk_free(&back);
     o.checker = NULL;
     ASSERT_OK(g16_params_read_ex(&back, p, &o, NULL, &rep, err), err);
     ASSERT_EQ_U64(rep.ext_check_ns, 0);
+    ASSERT_EQ_U64(rep.ext_wait_ns, 0);
     g16_pk_free(&back);
+    g16_pk_free(&pk);
+    rm_tmpdir();
+}
+
+/* A checker that plays the GPU beside the CPU pass: it walks the key's sections in file order
+ * and compares every point it is handed with the key that was written (so a slice handed over
+ * before the CPU decoded it, out of order, twice or never shows), and rejects one chosen point. */
+struct walk_checker {
+    const struct g16_pk *pk;
+    int sec;                /* 0 h, 1 l, 2 a, 3 b_g1, 4 b_g2 */
+    uint64_t at;            /* next expected point of sec */
+    int calls[5];
+    int mismatches;
+    int reject_sec;         /* -1: none */
+    uint64_t reject_at;
+};
+static uint64_t walk_n(const struct g16_pk *pk, int k)
+{
+    const uint64_t n[5] = {pk->n_h, pk->n_l, pk->n_a, pk->n_b, pk->n_b};
+    return n[k];
+}
+static const void *walk_pts(const struct g16_pk *pk, int k)
+{
+    const void *p[5] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
+    return p[k];
+}
+static void walk_skip_empty(struct walk_checker *w)
+{
+    while (w->sec < 5 && w->at >= walk_n(w->pk, w->sec)) w->sec++, w->at = 0;
+}
+static int walk(struct walk_checker *w, const void *pts, size_t n, size_t psz, bool g2, size_t *bad)
+{
+    walk_skip_empty(w);
+    *bad = n;
+    if (w->sec >= 5 || (w->sec == 4) != g2 || w->at + n > walk_n(w->pk, w->sec)) {
+        w->mismatches++;
+        return CUZK_OK;
+    }
+    w->calls[w->sec]++;
+    const uint8_t *want = (const uint8_t *)walk_pts(w->pk, w->sec) + w->at * psz;
+    if (memcmp(pts, want, n * psz)) w->mismatches++;
+    if (w->sec == w->reject_sec && w->reject_at >= w->at && w->reject_at < w->at + n)
+        *bad = (size_t)(w->reject_at - w->at);
+    w->at += n;
+    return CUZK_OK;
+}
+static int walk_g1(void *self, const g1_aff_t *pts, size_t n, bool subgroup, size_t *bad, struct cuzk_error *err)
+{
+    (void)subgroup, (void)err;
+    return walk(self, pts, n, sizeof *pts, false, bad);
+}
+static int walk_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, size_t *bad, struct cuzk_error *err)
+{
+    (void)subgroup, (void)err;
+    return walk(self, pts, n, sizeof *pts, true, bad);
+}
+
+/* The checker runs beside the CPU pass: each section reaches it in slices once the CPU has
+ * decoded them, in order, every point once; the point it rejects is named with its index in
+ * the section (slice offsets added back), and its error comes before a CPU error found later
+ * in the file, whatever the threads' timing. */
+TEST(external_checker_gets_decoded_slices_in_order)
+{
+    struct g16_pk pk, back;
+    struct cuzk_error errbuf = {0}, *err = &errbuf;
+    make_pk(&pk, 2, 32767, 3, 2, 1);   /* h: 4 chunks of 8192, one slice each */
+    uint64_t c[6], off[6];
+    pk_counts(c, &pk);
+    offsets(off, c);
+    struct fb f = {0};
+    fb_params(&f, &pk, c);
+    const char *p = tpath("ext.params");
+    put_file(p, f.b, f.n);
+    struct pool *pool = pool_new(4, err);
+    ASSERT(pool);
+    struct walk_checker w = {.pk = &pk, .reject_sec = -1};
+    struct g16_point_checker c1 = {walk_g1, walk_g2, &w};
+    struct g16_params_read_opts o = {.mode = G16_VALIDATE_FULL, .use_cache = false, .progress = 0, .checker = &c1};
+    ASSERT_OK(g16_params_read_ex(&back, p, &o, pool, NULL, err), err);
+    assert_pk_eq(&pk, &back);
+    g16_pk_free(&back);
+    walk_skip_empty(&w);
+    ASSERT_EQ_INT(w.mismatches, 0);
+    ASSERT_EQ_INT(w.sec, 5);   /* every section, to its last point */
+    ASSERT_EQ_INT(w.calls[0], 4);
+    ASSERT_EQ_INT(w.calls[1] + w.calls[2] + w.calls[3] + w.calls[4], 4);
+
+    /* rejected in h's third slice: named by its index in h */
+    w = (struct walk_checker){.pk = &pk, .reject_sec = 0, .reject_at = 20001};
+    ASSERT_CODE(g16_params_read_ex(&back, p, &o, pool, NULL, err), CUZK_E_INTERNAL, err);
+    ASSERT_STR_CONTAINS(err->msg, "ext.params: h[20001]: rejected by the point checker");
+    ASSERT_EQ_INT(w.mismatches, 0);
+
+    /* a point off the curve later in the file (a[1]): the CPU pass stops there, the checker
+     * still finishes what came before, and its h[9000] is the error */
+    g1_aff_t q = pk.a[1];
+    fp_add(&q.y, &q.y, &FP_ONE);
+    g1_aff_to_uncompressed(f.b + off[3] + 96, &q);
+    put_file(p, f.b, f.n);
+    w = (struct walk_checker){.pk = &pk, .reject_sec = 0, .reject_at = 9000};
+    ASSERT_CODE(g16_params_read_ex(&back, p, &o, pool, NULL, err), CUZK_E_INTERNAL, err);
+    ASSERT_STR_CONTAINS(err->msg, "h[9000]: rejected by the point checker");
+    w = (struct walk_checker){.pk = &pk, .reject_sec = -1};
+    ASSERT_CODE(g16_params_read_ex(&back, p, &o, pool, NULL, err), CUZK_E_NOT_ON_CURVE, err);
+    ASSERT_STR_CONTAINS(err->msg, "a[1]: not on the curve");
+    ASSERT_EQ_INT(w.calls[2] + w.calls[3] + w.calls[4], 0);   /* nothing after the bad section */
+    ASSERT_EQ_INT(w.mismatches, 0);
+    pool_free(pool);
+    free(f.b);
     g16_pk_free(&pk);
     rm_tmpdir();
 }
