@@ -44,6 +44,8 @@ extern "C" {
     X(msm_aff_g1, "msm.aff_g1", 3, 0, 8)                                                           \
     X(msm_aff_g1_large, "msm.aff_g1_large", 4, 0, 8) /* above 2^24 points */                       \
     X(msm_aff_g1_huge, "msm.aff_g1_huge", 5, 0, 8)   /* above 2^25 points */                       \
+    /* above 2^25 points with one window per sort ("Three G1 rounds with one window per sort") */ \
+    X(msm_aff_g1_huge_1w, "msm.aff_g1_huge_1w", 3, 0, 8)                                           \
     X(msm_aff_g2, "msm.aff_g2", 4, 0, 8)                                                           \
     X(msm_aff_g2_large, "msm.aff_g2_large", 5, 0, 8) /* above 2^23 points */                       \
     /* a round runs while every thread gets this many pairs (same entry) */                        \

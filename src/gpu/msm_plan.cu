@@ -107,10 +107,11 @@ size_t msm_aff_wave(const struct gpu_ctx *ctx, const msm_grp &G)
            (size_t)(G.g2 ? gpu_tuning.msm_aff_tps_g2 : gpu_tuning.msm_aff_tps_g1);
 }
 
-/* msm.aff_g1 / _large / _huge (G1: up to 2^24, above 2^24, above 2^25 points) and msm.aff_g2 /
- * _large (above 2^23) rounds; a round runs only while its outputs give every thread at least
- * msm.aff_minpt_g1/g2 pairs on at least 256 threads, and not at all below msm.aff_min_n_g1/g2
- * points (decisions.md, "Five G1 batch-affine rounds above 2^25 points" and "G2 round
+/* msm.aff_g1 / _large / _huge (G1: up to 2^24, above 2^24, above 2^25 points; _huge_1w when a
+ * sort holds one window, m <= n) and msm.aff_g2 / _large (above 2^23) rounds; a round runs only
+ * while its outputs give every thread at least msm.aff_minpt_g1/g2 pairs on at least 256
+ * threads, and not at all below msm.aff_min_n_g1/g2 points (decisions.md, "Five G1 batch-affine
+ * rounds above 2^25 points", "Three G1 rounds with one window per sort" and "G2 round
  * parameters: ranges of 64, MINPT 64, 4 / 5 rounds"). */
 aff_plan msm_aff_rounds(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, size_t m, size_t nb)
 {
@@ -119,7 +120,7 @@ aff_plan msm_aff_rounds(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, s
     const struct gpu_tuning &T = gpu_tuning;
     if (n < (G.g2 ? T.msm_aff_min_n_g2 : T.msm_aff_min_n_g1)) return a;
     uint64_t R = G.g2 ? (n > ((size_t)1 << 23) ? T.msm_aff_g2_large : T.msm_aff_g2)
-                      : n > ((size_t)1 << 25) ? T.msm_aff_g1_huge
+                      : n > ((size_t)1 << 25) ? (m <= n ? T.msm_aff_g1_huge_1w : T.msm_aff_g1_huge)
                       : n > ((size_t)1 << 24) ? T.msm_aff_g1_large : T.msm_aff_g1;
     if (R > 8) R = 8;
     const size_t minpt = (size_t)(G.g2 ? T.msm_aff_minpt_g2 : T.msm_aff_minpt_g1);

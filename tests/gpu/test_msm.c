@@ -450,6 +450,7 @@ static void set_msm_aff(unsigned g1_rounds, unsigned g2_rounds)
     gpu_tune("msm.aff_g1=%u", g1_rounds);
     gpu_tune("msm.aff_g1_large=%u", g1_rounds);
     gpu_tune("msm.aff_g1_huge=%u", g1_rounds);
+    gpu_tune("msm.aff_g1_huge_1w=%u", g1_rounds);
     gpu_tune("msm.aff_g2=%u", g2_rounds);
     gpu_tune("msm.aff_g2_large=%u", g2_rounds);
 }
