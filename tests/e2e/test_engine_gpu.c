@@ -544,7 +544,7 @@ TEST_T(host_copy_of_a_resident_key_is_released_and_read_back, 120)
     engine_free(e);
     for (int i = 0; i < 2; i++) {
         unlink(path[i]);
-        char v[128];
+        char v[256];
         snprintf(v, sizeof v, "%s.validated", path[i]);
         unlink(v);
     }
