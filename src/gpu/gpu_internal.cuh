@@ -128,6 +128,9 @@ struct gpu_ctx {
     bool loan_used[SL__COUNT];
     uint64_t loans_taken;
     size_t msm_reserve;
+    /* the scalars of the MSMs now running are dead after them (the prover's h): their word
+     * planes are made in place */
+    bool msm_sc_dead;
     uint64_t msm_split_pts;
     /* NTT: tw[e] = omega_{tw_lg}^e for e < 2^(tw_lg-1); coset tables of 2^14 entries each:
      * [0] g^i, [1] g^(2^14 i), [2] g^-i, [3] g^(-2^14 i), [4]/[5] = [1]/[3] times 1/N and

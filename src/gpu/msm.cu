@@ -90,17 +90,28 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
 }
 
 /* One window per sort (n > 2^25 points): k_digits would read each 32-byte scalar and leave
- * Montgomery form once per window (12-13 times at 2^27). Instead the scalars
- * are converted once into 8 planes of 32-bit words (plane j holds word j of every scalar, so a
- * window reads only the one or two planes its bits lie in, coalesced), and the Booth carry
- * passes from window to window through one byte per scalar. The windows run in order 0 .. W-1. */
+ * Montgomery form once per window (12-13 times at 2^27). Instead the scalars are converted once
+ * into word planes by blocks of 32 scalars (word j of scalar i at 8 (i - i % 32) + 32 j + i % 32,
+ * so a warp reading one word of its 32 scalars reads 128 contiguous bytes, and a window reads
+ * only the one or two words its bits lie in), and the Booth carry passes from window to window
+ * through one byte per scalar. The windows run in order 0 .. W-1. A last block of fewer than 32
+ * scalars keeps them whole (word j of scalar i at 8 i + j). Every block stays where its scalars
+ * were, so the conversion can run in place (pl == sc) when the caller's scalars are dead after
+ * the MSM (the prover's h): each warp reads its 32 scalars before any of it writes. */
+__device__ __forceinline__ size_t plane_at(uint32_t i, unsigned j, uint32_t n)
+{
+    const uint32_t b = i & ~31u;
+    return b + 32 <= n ? (size_t)b * 8 + j * 32 + (i & 31) : (size_t)i * 8 + j;
+}
 __global__ void k_digit_planes(uint32_t *pl, const dfr *sc, uint32_t n)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    dfr s;
+    if (i < n) s = f_from_mont(sc[i]);
+    __syncwarp();   /* in place: the warp's block is read before it is written */
     if (i >= n) return;
-    const dfr s = f_from_mont(sc[i]);
 #pragma unroll
-    for (int j = 0; j < 8; j++) pl[(size_t)j * n + i] = s.v[j];
+    for (int j = 0; j < 8; j++) pl[plane_at(i, j, n)] = s.v[j];
 }
 
 /* Digits of window w from the planes (same keys and values as k_digits with g = 1). */
@@ -110,8 +121,8 @@ __global__ void k_digits_pl(uint32_t *keys, uint32_t *vals, uint8_t *carry, cons
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const unsigned bit = w * c, wd = bit >> 5, sh = bit & 31;
-    uint64_t x = wd < 8 ? pl[(size_t)wd * n + i] : 0;
-    if (wd + 1 < 8 && sh + c > 32) x |= (uint64_t)pl[(size_t)(wd + 1) * n + i] << 32;
+    uint64_t x = wd < 8 ? pl[plane_at(i, wd, n)] : 0;
+    if (wd + 1 < 8 && sh + c > 32) x |= (uint64_t)pl[plane_at(i, wd + 1, n)] << 32;
     const uint32_t v = ((uint32_t)(x >> sh) & ((1u << c) - 1)) + (w ? carry[i] : 0u);
     carry[i] = (uint8_t)put_digit(keys, vals, i, v, c, 0, 1u << (c - 1), idx ? idx[i] : i);
 }
@@ -514,7 +525,8 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
     void *planes_d = NULL, *carry_d = NULL;
-    if (!rc && planes) rc = gpu_scratch(ctx, SL_PLANES, n * sizeof(fr_t), &planes_d, err);
+    if (planes && ctx->msm_sc_dead) planes_d = (void *)scalars;   /* in place: see k_digit_planes */
+    else if (!rc && planes) rc = gpu_scratch(ctx, SL_PLANES, n * sizeof(fr_t), &planes_d, err);
     if (!rc && planes) rc = gpu_scratch(ctx, SL_CARRY, n, &carry_d, err);
     if (rc) return rc;
     if (ovl && !ctx->red_st) {

@@ -212,7 +212,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
         {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, c, g)},
         {SL_AFF_PTS0, o1 * G.aff}, {SL_AFF_PTS1, o2 * G.aff}, {SL_AFF_PRE, o1 * G.field},
         {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? msm_scan_tmp_bytes(nb) : 0},
-        {SL_PLANES, planes ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
+        {SL_PLANES, planes && !ctx->msm_sc_dead ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
     };
     return msm_slots_extra(ctx, need, sizeof need / sizeof need[0]);
 }
@@ -280,7 +280,7 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
         if (g > g_base) {
             g = (g + 1) / 2 > g_base ? (g + 1) / 2 : g_base;
         } else if (planes()) {
-            planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points) */
+            planes_ok = false;   /* the word planes go first (4 GiB at 2^27 points, unless in place) */
         } else if (aff && msm_aff_rounds(ctx, G, n, (size_t)g * n, (size_t)g << (c - 1)).rounds) {
             aff = false;   /* then the batch-affine rounds' buffers */
         } else if (g > 1) {
@@ -305,8 +305,9 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
     /* which group the prover's MSMs get beside its other buffers; free and new scratch are 0
      * when the scratch already sufficed (no memory query was made) */
     if (ctx->opt.trace)
-        fprintf(stderr, "cuzk gpu msm plan: %s n=%zu c=%u W=%u g=%u aff=%d planes=%d free=%.1f GiB new scratch=%.1f GiB\n",
-                G.g2 ? "G2" : "G1", n, c, W, g, (int)aff, (int)out->planes, avail / 1073741824.0,
+        fprintf(stderr, "cuzk gpu msm plan: %s n=%zu c=%u W=%u g=%u aff=%d planes=%d%s free=%.1f GiB new scratch=%.1f GiB\n",
+                G.g2 ? "G2" : "G1", n, c, W, g, (int)aff, (int)out->planes,
+                out->planes && ctx->msm_sc_dead ? " (in place)" : "", avail / 1073741824.0,
                 extra / 1073741824.0);
     return CUZK_OK;
 }

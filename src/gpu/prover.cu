@@ -989,6 +989,7 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     int i0, i1;
     pieces_of(sm, 0, &i0, &i1);
     uint64_t unused = 0;
+    ctx->msm_sc_dead = true;   /* h is dead after the H MSM: its word planes go in place */
     for (int i = i0; !rc && i < i1; i++) {
         const void *b;
         uint64_t p0, np;
@@ -999,6 +1000,7 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
         if (!rc && sm) CK(cudaStreamSynchronize(st));
         stream_consumed(sm, i);
     }
+    ctx->msm_sc_dead = false;
     if (!rc) {
         dt = lap(st, &t0);
         if (t) t->msm_h_ns += dt;
