@@ -454,6 +454,13 @@ struct ext_run {
     uint64_t ns;             /* time inside the checker */
 };
 
+/* The points of one slice of a section of n points (the last slice may be shorter). */
+static uint64_t slice_pts(uint64_t n)
+{
+    uint64_t nchunks = (n + CHUNK_PTS - 1) / CHUNK_PTS;
+    return (nchunks + SLICES - 1) / SLICES * CHUNK_PTS;
+}
+
 static void ext_publish(struct ext_run *x, int sec, uint64_t pts, bool end)
 {
     pthread_mutex_lock(&x->mu);
@@ -493,6 +500,10 @@ static void *ext_main(void *arg)
         bool whole = x->sec > k;
         uint64_t upto = whole ? x->secs[k].n : x->sec == k ? x->pts : 0;
         pthread_mutex_unlock(&x->mu);
+        /* one slice per call: the GPU checker holds the device lock for one slice at a time,
+         * so proofs on that device wait at most that long during a load */
+        const uint64_t sp = slice_pts(x->secs[k].n);
+        if (upto > at + sp) upto = at + sp;
         if (upto > at) {
             if ((x->rc = ext_check(x, k, at, upto))) {
                 atomic_store(&x->failed, true);
@@ -523,7 +534,7 @@ static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
     for (int k = 0; !rc && k < nsec; k++) {
         struct sect *s = &secs[k];
         size_t nchunks = (size_t)((s->n + CHUNK_PTS - 1) / CHUNK_PTS);
-        size_t per = x ? (nchunks + SLICES - 1) / SLICES : nchunks;
+        size_t per = x ? (size_t)(slice_pts(s->n) / CHUNK_PTS) : nchunks;
         struct pass ps = {.fd = fd, .wbuf = wbuf, .s = s, .res = res, .flags = flags, .mode = mode, .pr = pr};
         atomic_init(&ps.first_bad, UINT64_MAX);
         for (size_t c0 = 0; !rc && c0 < nchunks; c0 += per) {

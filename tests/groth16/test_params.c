@@ -898,10 +898,10 @@ static int walk_g2(void *self, const g2_aff_t *pts, size_t n, bool subgroup, siz
     return walk(self, pts, n, sizeof *pts, true, bad);
 }
 
-/* The checker runs beside the CPU pass: each section reaches it in slices once the CPU has
- * decoded them, in order, every point once; the point it rejects is named with its index in
- * the section (slice offsets added back), and its error comes before a CPU error found later
- * in the file, whatever the threads' timing. */
+/* The checker runs beside the CPU pass: each section reaches it one slice per call (an eighth of
+ * the section's chunks) once the CPU has decoded it, in order, every point once; the point it
+ * rejects is named with its index in the section (slice offsets added back), and its error comes
+ * before a CPU error found later in the file, whatever the threads' timing. */
 TEST(external_checker_gets_decoded_slices_in_order)
 {
     struct g16_pk pk, back;
