@@ -112,8 +112,9 @@ template <class F> __device__ __forceinline__ void jac_dbl(d_jac<F> &p)
     p.z = f_dbl(z);
 }
 
-/* p += q for q = (qx, qy, qz); complete: infinity on either side, p == q (doubling), p == -q.
- * Points outside the subgroup can have small order, so these cases are reachable. */
+/* p += q (q_affine: q.z == 1, the mixed addition with fewer products); complete: infinity on
+ * either side, p == q (doubling), p == -q. Points outside the subgroup can have small order,
+ * so these cases are reachable. */
 template <class F> __device__ __forceinline__ void jac_add(d_jac<F> &p, const d_jac<F> &q, bool q_affine)
 {
     if (f_is_zero(q.z)) return;

@@ -461,11 +461,18 @@ static uint64_t slice_pts(uint64_t n)
     return (nchunks + SLICES - 1) / SLICES * CHUNK_PTS;
 }
 
-static void ext_publish(struct ext_run *x, int sec, uint64_t pts, bool end)
+static void ext_publish(struct ext_run *x, int sec, uint64_t pts)
 {
     pthread_mutex_lock(&x->mu);
-    if (!end) x->sec = sec, x->pts = pts;
-    x->end = x->end || end;
+    x->sec = sec, x->pts = pts;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+static void ext_end(struct ext_run *x)
+{
+    pthread_mutex_lock(&x->mu);
+    x->end = true;
     pthread_cond_broadcast(&x->cv);
     pthread_mutex_unlock(&x->mu);
 }
@@ -497,8 +504,8 @@ static void *ext_main(void *arg)
     for (int k = 0; k < x->nsec;) {
         pthread_mutex_lock(&x->mu);
         while (!x->end && x->sec == k && x->pts <= at) pthread_cond_wait(&x->cv, &x->mu);
-        bool whole = x->sec > k;
-        uint64_t upto = whole ? x->secs[k].n : x->sec == k ? x->pts : 0;
+        bool whole = x->sec > k;   /* else x->sec == k: the checker never runs ahead */
+        uint64_t upto = whole ? x->secs[k].n : x->pts;
         pthread_mutex_unlock(&x->mu);
         /* one slice per call: the GPU checker holds the device lock for one slice at a time,
          * so proofs on that device wait at most that long during a load */
@@ -550,9 +557,9 @@ static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
                     break;
                 }
             }
-            if (!rc && x && c1 < nchunks) ext_publish(x, k, (uint64_t)c1 * CHUNK_PTS, false);
+            if (!rc && x && c1 < nchunks) ext_publish(x, k, (uint64_t)c1 * CHUNK_PTS);
         }
-        if (!rc && x) ext_publish(x, k + 1, 0, false);
+        if (!rc && x) ext_publish(x, k + 1, 0);
     }
 out:
     for (unsigned w = 0; wbuf && w < nw; w++) cuzk_free(wbuf[w]);
@@ -577,7 +584,7 @@ static int run_pass_ext(int fd, struct sect *secs, int nsec, struct chunk_res *r
     bool beside = pthread_create(&th, NULL, ext_main, &x) == 0;
     int rc = run_pass(fd, secs, nsec, res, flags, mode, pool, pr, &x, path, err);
     uint64_t t0 = cuzk_now_ns();
-    ext_publish(&x, 0, 0, true);
+    ext_end(&x);
     if (beside) pthread_join(th, NULL);
     else ext_main(&x);   /* no thread: check after the pass */
     *wait_ns += cuzk_now_ns() - t0;

@@ -622,20 +622,30 @@ TEST(writer_refuses_identity)
     rm_tmpdir();
 }
 
+/* A key whose h spans 4 chunks of 8192 points, written by the oracle layout to tpath(name):
+ * its bytes in *f, its section offsets in off. */
+static const char *four_chunk_key(struct g16_pk *pk, struct fb *f, uint64_t off[6], const char *name)
+{
+    uint64_t c[6];
+    make_pk(pk, 2, 32767, 3, 2, 1);
+    pk_counts(c, pk);
+    offsets(off, c);
+    *f = (struct fb){0};
+    fb_params(f, pk, c);
+    const char *p = tpath(name);
+    put_file(p, f->b, f->n);
+    return p;
+}
+
 /* Many points in one section: several parallel chunks; the first bad index is reported
  * whatever the thread count. */
 TEST(first_bad_point_across_chunks)
 {
     struct g16_pk pk;
     struct cuzk_error errbuf = {0}, *err = &errbuf;
-    make_pk(&pk, 2, 32767, 3, 2, 1);   /* h: 4 chunks of 8192 */
-    uint64_t c[6], off[6];
-    pk_counts(c, &pk);
-    offsets(off, c);
-    struct fb f = {0};
-    fb_params(&f, &pk, c);
-    const char *p = tpath("big.params");
-    put_file(p, f.b, f.n);
+    uint64_t off[6];
+    struct fb f;
+    const char *p = four_chunk_key(&pk, &f, off, "big.params");
     struct pool *pool = pool_new(4, err);
     ASSERT(pool);
     struct g16_pk back;
@@ -906,14 +916,9 @@ TEST(external_checker_gets_decoded_slices_in_order)
 {
     struct g16_pk pk, back;
     struct cuzk_error errbuf = {0}, *err = &errbuf;
-    make_pk(&pk, 2, 32767, 3, 2, 1);   /* h: 4 chunks of 8192, one slice each */
-    uint64_t c[6], off[6];
-    pk_counts(c, &pk);
-    offsets(off, c);
-    struct fb f = {0};
-    fb_params(&f, &pk, c);
-    const char *p = tpath("ext.params");
-    put_file(p, f.b, f.n);
+    uint64_t off[6];
+    struct fb f;
+    const char *p = four_chunk_key(&pk, &f, off, "ext.params");   /* h: one slice per chunk */
     struct pool *pool = pool_new(4, err);
     ASSERT(pool);
     struct walk_checker w = {.pk = &pk, .reject_sec = -1};
