@@ -63,14 +63,29 @@ __device__ __forceinline__ int aff_kind(F &d, const d_aff<F> &p1, const d_aff<F>
     return AK_INF;   /* P + (-P) */
 }
 
-/* The denominator from the x coordinates alone (half the bytes: the forward pass needs
- * nothing else unless x1 == x2 or an x is 0, which may be infinity). */
-template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, uint2 pr)
+/* The x coordinates of a pair (the forward pass needs nothing else unless x1 == x2 or an x is
+ * 0, which may be infinity): half the bytes of its points, loaded one pair ahead. */
+template <class F> struct aff_xs {
+    F x1, x2;
+};
+template <class F> __device__ __forceinline__ aff_xs<F> aff_load_xs(const d_aff<F> *pin, uint2 pr)
+{
+    aff_xs<F> r;
+    if (pr.y == AFF_NONE) {
+        r.x1 = r.x2 = field_traits<F>::one();
+        return r;
+    }
+    r.x1 = ld_vec(&pin[pr.x & 0x7fffffffu].x);
+    r.x2 = ld_vec(&pin[pr.y & 0x7fffffffu].x);
+    return r;
+}
+
+/* The denominator of the pair's lambda from its x coordinates (1 for a single entry). */
+template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, uint2 pr, const aff_xs<F> &x)
 {
     if (pr.y == AFF_NONE) return field_traits<F>::one();
-    const F x1 = ld_vec(&pin[pr.x & 0x7fffffffu].x), x2 = ld_vec(&pin[pr.y & 0x7fffffffu].x);
-    F d = x2 - x1;
-    if (f_is_zero(d) || f_is_zero(x1) || f_is_zero(x2)) aff_kind(d, aff_load(pin, pr.x), aff_load(pin, pr.y), false);
+    F d = x.x2 - x.x1;
+    if (f_is_zero(d) || f_is_zero(x.x1) || f_is_zero(x.x2)) aff_kind(d, aff_load(pin, pr.x), aff_load(pin, pr.y), false);
     return d;
 }
 
@@ -167,18 +182,26 @@ __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *p
     /* every thread of the block reaches block_inv (idle ones with M = 0) */
     const uint32_t M = t < T && t < V ? (V - 1 - t) / T + 1 : 0;
     B acc = field_traits<B>::one();
-    uint2 nx = M ? pair[t] : make_uint2(0, 0);
+    /* the forward pass is one product per pair: the next pair's x coordinates load while it
+     * runs, and the indices of the pair after that */
+    uint2 cur = M ? pair[t] : make_uint2(0, 0), nx = M > 1 ? pair[t + T] : make_uint2(0, 0);
+    aff_xs<F> cx = aff_load_xs(pin, M ? cur : make_uint2(0, AFF_NONE));
     for (uint32_t k = 0; k < M; k++) {
         const uint32_t o = t + k * T;
-        const uint2 pr = nx;
-        if (k + 1 < M) nx = pair[o + T];   /* the next pair's indices while this one loads */
+        const uint2 pr = cur;
+        const aff_xs<F> x = cx;
+        if (k + 1 < M) {
+            cur = nx;
+            cx = aff_load_xs(pin, cur);
+            if (k + 2 < M) nx = pair[o + 2 * T];
+        }
         if constexpr (NORM) {
-            const dfp n = aff_norm(aff_denom(pin, pr));
+            const dfp n = aff_norm(aff_denom(pin, pr, x));
             acc = acc * n;
             st_vec(&pb[2 * o], acc);
             st_vec(&pb[2 * o + 1], n);
         } else {
-            acc = acc * aff_denom(pin, pr);
+            acc = acc * aff_denom(pin, pr, x);
             st_vec(&pb[o], acc);
         }
     }

@@ -698,14 +698,21 @@ int gpu_compute_h_dev(struct gpu_ctx *ctx, dfr *a, dfr *b, dfr *c, unsigned lg, 
     }
     if (lg) {
         for (int i = 1; i < nv; i++) CK(cudaStreamWaitEvent(ctx->st[0], ctx->ev[i], 0));
-        k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, (uint32_t)n);
-        CK_LAUNCH();
+        unsigned ks[4];
+        /* a b on the first pass's loads (one pass over a and b fewer), unless that pass is also
+         * the last, whose stores below go to b */
+        const bool ab_on_load = c && split_passes(lg, ks) > 1;
+        if (!ab_on_load) {
+            k_ab<<<gpu_div_up(n, 256), 256, 0, ctx->st[0]>>>(a, b, (uint32_t)n);
+            CK_LAUNCH();
+        }
         if (c) {
             /* the bit reversal folded into the last pass's stores, out of place into b (free
-             * once a = a b has run): no separate bit-reversal pass */
+             * once the first pass has read it): no separate bit-reversal pass */
+            const pass_mul ab = {MUL_TAB, {}, b, NULL, NULL, NULL};
             unshift.out = b;
             *h = b;
-            rc = run_passes(ctx, a, lg, false, true, none, unshift, ctx->st[0], err);
+            rc = run_passes(ctx, a, lg, false, true, ab_on_load ? ab : none, unshift, ctx->st[0], err);
         } else {
             /* two vectors: c's values and its iNTT in b, then the last pass in place (b holds
              * c) and a bit-reversal pass: h in a */
