@@ -997,7 +997,10 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
         rc = bases_of(sm, i, &b, ctx->d_h, pk->n_h, &p0, &np, wait_ns ? wait_ns : &unused, err);
         if (!rc) rc = gpu_g1_msm_dev(ctx, i == i0 ? &out->h : &part, (const g1a_d *)b, hc + p0, NULL, np, NULL, st, err);
         if (!rc && i > i0) g1_jac_add(&out->h, &out->h, &part);
-        if (!rc && sm) CK(cudaStreamSynchronize(st));
+        if (!rc && sm) {   /* no early return (CK): the flag and the loans are undone below */
+            const cudaError_t e = cudaStreamSynchronize(st);
+            if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamSynchronize(h piece)", __FILE__, __LINE__);
+        }
         stream_consumed(sm, i);
     }
     ctx->msm_sc_dead = false;
