@@ -25,6 +25,14 @@ struct fp_params {
              : i == 6 ? 0x70525745u : i == 7 ? 0x77ce5853u : i == 8 ? 0xa256ec6du
              : i == 9 ? 0x5c071a97u : i == 10 ? 0xfa80e493u : 0x15f65ec3u;
     }
+    __host__ __device__ static constexpr uint32_t r3(int i)   /* R^3 mod p */
+    {
+        return i == 0 ? 0xd94ca1e0u : i == 1 ? 0xed48ac6bu : i == 2 ? 0x03a7adf8u
+             : i == 3 ? 0x315f831eu : i == 4 ? 0x615e29ddu : i == 5 ? 0x9a53352au
+             : i == 6 ? 0x921e1761u : i == 7 ? 0x34c04e5eu : i == 8 ? 0x65724728u
+             : i == 9 ? 0x2512d435u : i == 10 ? 0x91755d4du : 0x0aa63460u;
+    }
+    static constexpr int inv_batches = 25;   /* ceil((2 * 381 - 1) / 31) */
 };
 
 struct fr_params {
@@ -42,6 +50,13 @@ struct fr_params {
              : i == 3 ? 0x5884b7fau : i == 4 ? 0xecbc4ff5u : i == 5 ? 0x998c4fefu
              : i == 6 ? 0xacc5056fu : 0x1824b159u;
     }
+    __host__ __device__ static constexpr uint32_t r3(int i)   /* R^3 mod r */
+    {
+        return i == 0 ? 0x439b73afu : i == 1 ? 0xc62c1807u : i == 2 ? 0x8cf06990u
+             : i == 3 ? 0x1b3e0d18u : i == 4 ? 0xc7b5f418u : i == 5 ? 0x73d13c71u
+             : i == 6 ? 0xc8db33e9u : 0x6e2a5bb9u;
+    }
+    static constexpr int inv_batches = 17;   /* ceil((2 * 255 - 1) / 31) */
 };
 
 /* 16-byte alignment lets shared/global accesses use 128-bit loads. */
@@ -358,44 +373,221 @@ template <class P> CZ_FN void f_redc_rows(uint32_t *res, const uint32_t *a)
     f_reduce_once<P>(res, t);
 }
 
-/* res = a^-1 (Montgomery form in, Montgomery form out; 0 -> 0) by Fermat, a^(p-2), with a
- * fixed 4-bit window: ~N*32 squarings + N*8 products. Variable in nothing but the (public)
- * modulus, so every thread of a warp takes the same path. The batch-affine MSM rounds call it
- * once per thread for hundreds of additions, which is what makes ~490 products affordable;
- * the table lives in local memory (768 bytes for Fp, touched once per window). */
+/* ---- Inversion: the CPU library's binary GCD (src/ff/ff_internal.h: T. Pornin, ePrint
+ * 2020/972, Algorithm 2) in 64-bit limbs. In the batch-affine rounds one thread inverts for its
+ * whole block (block_inv) while the other threads wait, so what counts is the latency of one
+ * thread: Fermat's ~480 dependent products made every round launch idle the GPU for that long.
+ * Invariants (y the input, m the odd modulus): a = u y and b = v y (mod m); each batch runs 31
+ * binary-GCD steps on 64-bit stand-ins for a and b (their low 31 bits, and their top 33 bits),
+ * kept as a matrix [f0 g0; f1 g1] (|entries| <= 2^31) that then updates (a, b) with an exact
+ * division by 2^31 and (u, v) with a 31-bit Montgomery division. The inner steps are masks, not
+ * branches, so a warp inverting in every thread (setup) stays converged. ---- */
+
+/* out = |a f + b g| / 2^31 (exact); true when a f + b g was negative. */
+template <int n>
+CZ_FN bool inv_lin_shift(uint64_t *out, const uint64_t *a, const uint64_t *b, int64_t f, int64_t g)
+{
+    uint64_t w[n + 1];
+    __int128 acc = 0;
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        acc += (__int128)f * (__int128)a[i] + (__int128)g * (__int128)b[i];
+        w[i] = (uint64_t)acc;
+        acc >>= 64;   /* arithmetic shift of a signed value (nvcc and gcc alike) */
+    }
+    w[n] = (uint64_t)(int64_t)acc;
+    const bool neg = (int64_t)w[n] < 0;
+    if (neg) {
+        unsigned __int128 c = 1;
+#pragma unroll
+        for (int i = 0; i <= n; i++) {
+            c += (uint64_t)~w[i];
+            w[i] = (uint64_t)c;
+            c >>= 64;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < n; i++) out[i] = (w[i] >> 31) | (w[i + 1] << 33);
+    return neg;
+}
+
+/* out = (u f + v g) 2^-31 mod m for u, v < m, |f|, |g| <= 2^31. */
+template <class P, int n>
+CZ_FN void inv_lin_mod(uint64_t *out, const uint64_t *u, const uint64_t *v, int64_t f, int64_t g,
+                       const uint64_t *m)
+{
+    uint64_t w[n + 1], r[n + 1];
+    __int128 acc = (__int128)f * (__int128)u[0] + (__int128)g * (__int128)v[0];
+    /* q m cancels the low 31 bits; only the low 31 bits of -m^-1 matter */
+    const uint64_t q = ((uint64_t)acc * (uint64_t)P::n0) & 0x7fffffff;
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        if (i) acc += (__int128)f * (__int128)u[i] + (__int128)g * (__int128)v[i];
+        acc += (__int128)q * (__int128)m[i];
+        w[i] = (uint64_t)acc;
+        acc >>= 64;
+    }
+    w[n] = (uint64_t)(int64_t)acc;
+#pragma unroll
+    for (int i = 0; i < n; i++) r[i] = (w[i] >> 31) | (w[i + 1] << 33);
+    r[n] = (uint64_t)((int64_t)w[n] >> 31);
+    /* -2m < r < 3m as a signed (n + 1)-limb number: into [0, m) */
+    while ((int64_t)r[n] < 0) {
+        unsigned __int128 c = 0;
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+            c += (unsigned __int128)r[i] + m[i];
+            r[i] = (uint64_t)c;
+            c >>= 64;
+        }
+        r[n] += (uint64_t)c;
+    }
+    for (;;) {
+        bool ge = r[n] != 0, eq = r[n] == 0;
+#pragma unroll
+        for (int i = n - 1; i >= 0; i--) {
+            ge = ge || (eq && r[i] > m[i]);
+            eq = eq && r[i] == m[i];
+        }
+        if (!(ge || eq)) break;
+        uint64_t bw = 0;
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+            const uint64_t d = r[i] - m[i] - bw;
+            bw = (r[i] < m[i]) || (r[i] == m[i] && bw) ? 1 : 0;
+            r[i] = d;
+        }
+        r[n] -= bw;
+    }
+#pragma unroll
+    for (int i = 0; i < n; i++) out[i] = r[i];
+}
+
+/* The 64-bit stand-in of x: its low 31 bits, and above them bits [s, s + 33) (s = 0: x's low
+ * word). Limbs are picked by selects, not by index, so the arrays stay in registers. */
+template <int n> CZ_FN uint64_t inv_approx(const uint64_t *x, int s)
+{
+    const int w = s >> 6, sh = s & 63;
+    uint64_t lo = 0, hi = 0;
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        lo = i == w ? x[i] : lo;
+        hi = i == w + 1 ? x[i] : hi;
+    }
+    if (s == 0) return lo;
+    const uint64_t top = sh ? (lo >> sh) | (hi << (64 - sh)) : lo;
+    return (x[0] & 0x7fffffff) | (top << 31);
+}
+
+CZ_FN int inv_clz64(uint64_t x)
+{
+#if defined(__CUDA_ARCH__)
+    return __clzll((long long)x);
+#else
+    return __builtin_clzll(x);
+#endif
+}
+
+/* out = y^-1 mod m (plain integers, 32-bit limbs), y in [1, m); false if the batches did not end
+ * at gcd 1 (y = 0; never for y != 0 by the paper's bound). */
+template <class P> CZ_FN bool inv_bingcd(uint32_t *out, const uint32_t *y)
+{
+    constexpr int n = P::N / 2;
+    uint64_t a[n], b[n], u[n], v[n], m[n];
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        a[i] = y[2 * i] | (uint64_t)y[2 * i + 1] << 32;
+        m[i] = P::p(2 * i) | (uint64_t)P::p(2 * i + 1) << 32;
+        b[i] = m[i];
+        u[i] = i == 0;
+        v[i] = 0;
+    }
+    for (int it = 0; it < P::inv_batches; it++) {
+        int len = 0;
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+            const uint64_t h = a[i] | b[i];
+            len = h ? 64 * i + 64 - inv_clz64(h) : len;
+        }
+        const int s = len <= 64 ? 0 : len - 33;
+        uint64_t xa = inv_approx<n>(a, s), xb = inv_approx<n>(b, s);
+        int64_t f0 = 1, g0 = 0, f1 = 0, g1 = 1;
+#pragma unroll 1
+        for (int j = 0; j < 31; j++) {
+            /* xa odd: swap so that xa >= xb, then xa -= xb; always halve xa */
+            const uint64_t odd = (uint64_t)0 - (xa & 1);
+            const uint64_t sw = odd & ((uint64_t)0 - (uint64_t)(xa < xb));
+            const uint64_t t = (xa ^ xb) & sw;
+            xa ^= t;
+            xb ^= t;
+            const int64_t tf = (f0 ^ f1) & (int64_t)sw, tg = (g0 ^ g1) & (int64_t)sw;
+            f0 ^= tf;
+            f1 ^= tf;
+            g0 ^= tg;
+            g1 ^= tg;
+            xa -= xb & odd;
+            f0 -= f1 & (int64_t)odd;
+            g0 -= g1 & (int64_t)odd;
+            xa >>= 1;
+            f1 *= 2;
+            g1 *= 2;
+        }
+        uint64_t na[n], nb[n], nu[n];
+        if (inv_lin_shift<n>(na, a, b, f0, g0)) f0 = -f0, g0 = -g0;
+        if (inv_lin_shift<n>(nb, a, b, f1, g1)) f1 = -f1, g1 = -g1;
+        inv_lin_mod<P, n>(nu, u, v, f0, g0, m);
+        inv_lin_mod<P, n>(v, u, v, f1, g1, m);
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+            a[i] = na[i];
+            b[i] = nb[i];
+            u[i] = nu[i];
+        }
+    }
+    uint64_t bad = b[0] ^ 1;
+#pragma unroll
+    for (int i = 0; i < n; i++) bad |= a[i] | (i ? b[i] : 0);
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        out[2 * i] = (uint32_t)v[i];
+        out[2 * i + 1] = (uint32_t)(v[i] >> 32);
+    }
+    return bad == 0;
+}
+
+/* res = a^-1 (Montgomery form in and out; 0 -> 0). a holds x R: the GCD gives (x R)^-1 and a
+ * Montgomery product with R^3 makes it x^-1 R. Fermat (a^(p-2), square and multiply) stays as
+ * the fallback the CPU library also keeps; only a = 0 takes it, and it gives 0. */
 template <class P> CZ_FN void f_inv_rows(uint32_t *res, const uint32_t *a)
 {
     constexpr int N = P::N;
-    uint32_t tab[16][N], e[N], r[N];
+    uint32_t t[N], r3[N];
+    if (inv_bingcd<P>(t, a)) {
 #pragma unroll
-    for (int i = 0; i < N; i++) {
-        tab[0][i] = P::one(i);
-        tab[1][i] = a[i];
+        for (int i = 0; i < N; i++) r3[i] = P::r3(i);
+        f_mul_rows<P>(res, t, r3);
+        return;
     }
-    for (int k = 2; k < 16; k++) f_mul_rows<P>(tab[k], tab[k - 1], a);
-    /* e = p - 2 */
-    uint32_t br = 2;
+    uint32_t e[N], r[N];
+    uint32_t br = 2;   /* e = p - 2 */
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        uint32_t pi = P::p(i);
+        const uint32_t pi = P::p(i);
         e[i] = pi - br;
         br = pi < br ? 1u : 0u;
+        r[i] = P::one(i);
     }
-    int nib = 8 * N - 1;
-    while (nib > 0 && ((e[nib >> 3] >> ((nib & 7) * 4)) & 15) == 0) nib--;
-    const uint32_t *t0 = tab[(e[nib >> 3] >> ((nib & 7) * 4)) & 15];
-#pragma unroll
-    for (int i = 0; i < N; i++) r[i] = t0[i];
-    for (nib--; nib >= 0; nib--) {
-        for (int s = 0; s < 4; s++) f_mul_rows<P>(r, r, r);
-        const uint32_t d = (e[nib >> 3] >> ((nib & 7) * 4)) & 15;
-        if (d) f_mul_rows<P>(r, r, tab[d]);
+    for (int bit = 32 * N - 1; bit >= 0; bit--) {
+        f_mul_rows<P>(r, r, r);
+        if ((e[bit >> 5] >> (bit & 31)) & 1) f_mul_rows<P>(r, r, a);
     }
 #pragma unroll
     for (int i = 0; i < N; i++) res[i] = r[i];
 }
 
-template <class P> __device__ __forceinline__ mont<P> f_inv(const mont<P> &a)
+/* A call, not inlined: the GCD's registers must not raise the pressure of the kernels around
+ * it (the G1 round kernel runs at its 128-register cap). */
+template <class P> __device__ __noinline__ mont<P> f_inv(const mont<P> a)
 {
     mont<P> r;
     f_inv_rows<P>(r.v, a.v);

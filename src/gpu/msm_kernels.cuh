@@ -28,8 +28,8 @@ template <class F> struct blk {
  * thread t takes the outputs o = t + k T (k < M, strided so that neighbouring threads touch
  * neighbouring entries) and inverts the product of its M denominators once (Montgomery's
  * trick: 3 products per pair), so a pair costs ~6 products (lambda, lambda^2, y3 and the trick)
- * instead of the ~10 of an XYZZ mixed addition, plus a share of one Fermat inversion (~490
- * products) per block of 128 threads (block_inv). After R rounds the reduced list (explicit points, same
+ * instead of the ~10 of an XYZZ mixed addition, plus a share of one binary-GCD inversion per
+ * block of 128 threads (block_inv). After R rounds the reduced list (explicit points, same
  * bucket order, 2^R times shorter runs) goes through the unchanged XYZZ accumulation. */
 
 #define AFF_NONE 0xffffffffu   /* pair.y of an entry paired with nothing */
@@ -93,8 +93,9 @@ template <class F> __device__ __forceinline__ F aff_denom(const d_aff<F> *pin, u
  * instead of one per thread: prefix and suffix products across the warp's lanes (5 steps
  * each), Montgomery's trick over the warp totals by thread 0, then 1/a = 1/(warp total) x
  * (product of the lanes below) x (product of the lanes above). Per warp ~12 products and
- * 1/4 of an inversion instead of a whole one (~380 squarings and ~96 products). Every
- * thread of the block must call it. */
+ * 1/4 of an inversion instead of a whole one. The block waits for thread 0's inversion, so it
+ * is the binary GCD (f_inv), whose latency is a fraction of Fermat's. Every thread of the
+ * block must call it. */
 #define AFF_BT 128
 template <class F> __device__ __forceinline__ F block_inv(const F &a)
 {

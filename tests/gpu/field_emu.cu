@@ -139,7 +139,7 @@ int main(void)
 {
     int failed = (check<fp_params>("fp", 200000) != 0) + (check<fr_params>("fr", 200000) != 0) +
                  (check_redc<fp_params>("fp", 100000) != 0) + (check_redc<fr_params>("fr", 100000) != 0) +
-                 (check_inv<fp_params>("fp", 2000) != 0) + (check_inv<fr_params>("fr", 2000) != 0);
+                 (check_inv<fp_params>("fp", 20000) != 0) + (check_inv<fr_params>("fr", 20000) != 0);
     printf("%d passed, %d failed\n", 6 - failed, failed);
     return failed ? 1 : 0;
 }
