@@ -16,7 +16,8 @@ static uint32_t rnd(void)
     return (uint32_t)rng_state;
 }
 
-/* Operands < p of several shapes: uniform, p - small, tiny, sparse limbs, low words zero. */
+/* Operands < p of several shapes: uniform, p - small, tiny, sparse limbs, low words zero, one
+ * set bit (kind 5, the inversion check only). */
 template <class P> static void gen(uint32_t *x, int kind)
 {
     const int N = P::N;
@@ -34,6 +35,11 @@ template <class P> static void gen(uint32_t *x, int kind)
     if (kind == 2) x[0] = rnd() % 3;
     if (kind == 4) x[0] = x[1] = 0;   /* low words zero: rows whose m is 0 with the rest not */
     if (kind == 0 || kind == 3 || kind == 4) x[N - 1] %= P::p(N - 1);
+    if (kind == 5) {   /* one set bit below the modulus' top bit: the GCD's longest runs of halvings */
+        for (int i = 0; i < N; i++) x[i] = 0;
+        const int b = (int)(rnd() % (32 * N - 3));
+        x[b >> 5] = 1u << (b & 31);
+    }
 }
 
 /* p and R^-1 mod p (R = 2^(32N)) for the oracle. */
@@ -114,7 +120,7 @@ template <class P> static int check_inv(const char *name, int count)
     mpz_mod(r2, r2, p);
     int bad = 0;
     for (int t = 0; t < count && bad < 5; t++) {
-        gen<P>(av, t % 4);
+        gen<P>(av, t % 3 == 2 ? 5 : t % 4);
         f_inv_rows<P>(rv, av);
         mpz_import(a, N, -1, 4, 0, 0, av);
         mpz_import(r, N, -1, 4, 0, 0, rv);
@@ -127,6 +133,13 @@ template <class P> static int check_inv(const char *name, int count)
         }
         if (mpz_cmp(e, r)) {
             gmp_printf("%s inv: a %Zx: got %Zx expected %Zx\n", name, a, r, e);
+            bad++;
+        }
+        /* the binary GCD itself must finish for every a != 0: the Fermat fallback would hide a
+         * short batch count */
+        uint32_t g[16];
+        if (inv_bingcd<P>(g, av) != (mpz_sgn(a) != 0)) {
+            gmp_printf("%s inv: a %Zx: the binary GCD did not end at gcd 1\n", name, a);
             bad++;
         }
     }
