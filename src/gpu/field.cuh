@@ -557,15 +557,23 @@ template <class P> CZ_FN bool inv_bingcd(uint32_t *out, const uint32_t *y)
 
 /* res = a^-1 (Montgomery form in and out; 0 -> 0). a holds x R: the GCD gives (x R)^-1 and a
  * Montgomery product with R^3 makes it x^-1 R. Fermat (a^(p-2), square and multiply) stays as
- * the fallback the CPU library also keeps; only a = 0 takes it, and it gives 0. */
+ * the fallback the CPU library also keeps, for a nonzero a whose batches did not end at gcd 1
+ * (never, by the paper's bound). */
 template <class P> CZ_FN void f_inv_rows(uint32_t *res, const uint32_t *a)
 {
     constexpr int N = P::N;
-    uint32_t t[N], r3[N];
+    uint32_t t[N], r3[N], z = 0;
     if (inv_bingcd<P>(t, a)) {
 #pragma unroll
         for (int i = 0; i < N; i++) r3[i] = P::r3(i);
         f_mul_rows<P>(res, t, r3);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) z |= a[i];
+    if (!z) {
+#pragma unroll
+        for (int i = 0; i < N; i++) res[i] = 0;
         return;
     }
     uint32_t e[N], r[N];
