@@ -193,7 +193,7 @@ template <class F> __device__ __forceinline__ void red_add(d_xyzz<F> &p, const d
 }
 
 /* Uniform ranges: thread t adds the points of sorted entries [t L, (t+1) L)
- * (ending at *valid); each bucket run it meets is written to buckets[key] when it lies inside
+ * (ending at *valid; vals NULL: entry i is point i, the batch-affine rounds' output); each bucket run it meets is written to buckets[key] when it lies inside
  * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
  * goes on into the next range (at most one of each per thread). */
 template <class F, int MINB, bool PF>
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyz
     bool open = s > 0 && keys[s - 1] == cur;   /* the first run began in an earlier range */
     d_xyzz<F> acc;
     xyzz_set_inf(acc);
-    uint32_t v = vals[s], k = cur;
+    uint32_t v = vals ? vals[s] : s, k = cur;
     d_aff<F> p;
     if (PF) p = ld_vec(&bases[v & 0x7fffffffu]);
     for (uint32_t i = s; i < e; i++) {
@@ -218,14 +218,14 @@ __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyz
         if (PF) {
             q = p;
         } else {
-            v = vals[i];
+            v = vals ? vals[i] : i;
             k = keys[i];
             q = ld_vec(&bases[v & 0x7fffffffu]);
         }
         const bool neg = v >> 31;
         const uint32_t ki = k;
         if (PF && i + 1 < e) {   /* fetch the next entry while this one is added */
-            v = vals[i + 1];
+            v = vals ? vals[i + 1] : i + 1;
             k = keys[i + 1];
             p = ld_vec(&bases[v & 0x7fffffffu]);
         }
@@ -389,10 +389,11 @@ static void launch_accum_u(size_t items, cudaStream_t st, d_xyzz<F> *buckets, d_
 
 /* R batch-affine rounds over the sorted list (keys sk, values sv; bounds and *d_valid from
  * k_bounds): writes the reduced list's points (slot AFF_PTS0/1), keys (alternating between
- * kalt and sk), identity values (valt) and its bounds and length in place. */
+ * kalt and sk) and its bounds and length in place. Its values are the identity (entry i is
+ * point i, positive), so none are written. */
 template <class F>
 static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint32_t nbg, uint32_t *sk,
-                      uint32_t *kalt, const uint32_t *sv, uint32_t *valt, const d_aff<F> *bases,
+                      uint32_t *kalt, const uint32_t *sv, const d_aff<F> *bases,
                       uint32_t *bstart, uint32_t *bend, uint32_t *d_valid, cudaStream_t st,
                       const d_aff<F> **pts_out, const uint32_t **keys_out, struct cuzk_error *err)
 {
@@ -422,7 +423,7 @@ static int aff_reduce(struct gpu_ctx *ctx, const aff_plan &ap, uint32_t mg, uint
         k_aff_bounds<<<gpu_div_up(nbg, TB), TB, 0, st>>>(bstart, bend, d_valid, d_cnt, d_ost, nbg);
         CK_LAUNCH();
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
-        launch_aff_round<F>(ap.thr[r], st, pout, (F *)pre, valt, (const uint2 *)pairs, pin, d_valid);
+        launch_aff_round<F>(ap.thr[r], st, pout, (F *)pre, (const uint2 *)pairs, pin, d_valid);
         CK_LAUNCH();
         pin = pout;
         uint32_t *tk = kin;
@@ -586,10 +587,10 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         const aff_plan ap = aff_ok ? msm_aff_rounds(ctx, G, n, mg, nbg) : aff_plan{};
         if (w0 == 0) ctx->msm_last_aff = ap.rounds;
         if (ap.rounds) {
-            rc = aff_reduce<F>(ctx, ap, mg, nbg, sk, dk.Alternate(), sv, dv.Alternate(), bases, (uint32_t *)bstart,
+            rc = aff_reduce<F>(ctx, ap, mg, nbg, sk, dk.Alternate(), sv, bases, (uint32_t *)bstart,
                                (uint32_t *)bend, d_total, st, &abases, &akeys, err);
             if (rc) return rc;
-            avals = dv.Alternate();
+            avals = NULL;   /* the reduced list's entry i is point i */
         }
         d_xyzz<F> *head = (d_xyzz<F> *)partial, *tail = head + nthr;
         size_t nt = (size_t)mg / L + 1;

@@ -171,7 +171,7 @@ __device__ __forceinline__ dfp aff_norm(const dfp2 &d) { return d.c0 * d.c0 + d.
  * instead of two Fp2 products (6); the slot of pre holds (prefix, N(d)) in the same 96 bytes
  * as an Fp2 prefix, and block_inv runs in Fp. */
 template <class F, int MINB, bool NORM>
-__global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *pre, uint32_t *vout, const uint2 *pair,
+__global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *pre, const uint2 *pair,
                                                             const d_aff<F> *pin, const uint32_t *vcount, uint32_t T)
 {
     /* the batch-inversion field: Fp for NORM, F otherwise */
@@ -236,7 +236,6 @@ __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *p
             }
         }
         st_vec(&pout[o], aff_result(kind, p1, p2, ik));
-        vout[o] = o;   /* identity values for the accumulation over pout */
     }
 }
 
@@ -245,12 +244,12 @@ __global__ void __launch_bounds__(AFF_BT, MINB) k_aff_round(d_aff<F> *pout, F *p
  * (capping either for more blocks per SM was slower: decisions.md, "One inversion
  * per block in the batch-affine rounds", "G2 batch-affine rounds invert norms in Fp"). */
 template <class F>
-static void launch_aff_round(uint32_t T, cudaStream_t st, d_aff<F> *pout, F *pre, uint32_t *vout,
-                             const uint2 *pairs, const d_aff<F> *pin, const uint32_t *vcount)
+static void launch_aff_round(uint32_t T, cudaStream_t st, d_aff<F> *pout, F *pre, const uint2 *pairs,
+                             const d_aff<F> *pin, const uint32_t *vcount)
 {
     constexpr int MB = sizeof(F) == 48 ? 4 : 1;
     constexpr bool G2 = sizeof(F) != 48;
-    k_aff_round<F, MB, G2><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, pre, vout, pairs, pin, vcount, T);
+    k_aff_round<F, MB, G2><<<gpu_div_up(T, AFF_BT), AFF_BT, 0, st>>>(pout, pre, pairs, pin, vcount, T);
 }
 
 template <class F, int BS>

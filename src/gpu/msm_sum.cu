@@ -158,10 +158,10 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     const uint32_t blocks = (uint32_t)gpu_div_up(last < sms * 256 ? last : sms * 256, 128);
     /* the rounds' buffers (~2.5 point sizes per pair) only where they fit in free GPU memory,
      * else the XYZZ kernel, which needs next to nothing: as the MSM plan drops its rounds */
-    enum { PTS0, PTS1, PRE, PAIR, VOUT, PART, NBUF };
+    enum { PTS0, PTS1, PRE, PAIR, PART, NBUF };
     const slot_need need[NBUF] = {
         {SL_AFF_PTS0, pairs[0] * sizeof(d_aff<F>)}, {SL_AFF_PTS1, rounds > 1 ? pairs[1] * sizeof(d_aff<F>) : 0},
-        {SL_AFF_PRE, pairs[0] * sizeof(F)}, {SL_AFF_PAIR, pairs[0] * sizeof(uint2)}, {SL_VALS1, pairs[0] * 4},
+        {SL_AFF_PRE, pairs[0] * sizeof(F)}, {SL_AFF_PAIR, pairs[0] * sizeof(uint2)},
         {SL_SUM_PART, (size_t)blocks * 128 * sizeof(d_xyzz<F>)},
     };
     const size_t extra = msm_slots_extra(ctx, need, NBUF);
@@ -185,8 +185,7 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
             CK_LAUNCH();
         }
         d_aff<F> *pout = (d_aff<F> *)pts[r & 1];
-        launch_aff_round<F>((uint32_t)thr[r], st, pout, (F *)buf[PRE], (uint32_t *)buf[VOUT], (const uint2 *)pr, pin,
-                            d_v);
+        launch_aff_round<F>((uint32_t)thr[r], st, pout, (F *)buf[PRE], (const uint2 *)pr, pin, d_v);
         CK_LAUNCH();
         pin = pout;
     }
