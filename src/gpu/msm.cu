@@ -192,10 +192,11 @@ template <class F> __device__ __forceinline__ void red_add(d_xyzz<F> &p, const d
     else xyzz_add(p, q);
 }
 
-/* Uniform ranges: thread t adds the points of sorted entries [t L, (t+1) L)
- * (ending at *valid; vals NULL: entry i is point i, the batch-affine rounds' output); each bucket run it meets is written to buckets[key] when it lies inside
- * the range, to head[t] when it began in an earlier range, to tail[t] when it begins here and
- * goes on into the next range (at most one of each per thread). */
+/* Uniform ranges: thread t adds the points of sorted entries [t L, (t+1) L) (ending at
+ * *valid; vals NULL: entry i is point i, the batch-affine rounds' output); each bucket run it
+ * meets is written to buckets[key] when it lies inside the range, to head[t] when it began in
+ * an earlier range, to tail[t] when it begins here and goes on into the next range (at most
+ * one of each per thread). */
 template <class F, int MINB, bool PF>
 __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyzz<F> *head, d_xyzz<F> *tail,
                                                        const uint32_t *keys, const uint32_t *vals,
