@@ -253,7 +253,7 @@ CUDA_LIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lc
                 -ldl -lrt -lstdc++
 GPU_LIB      := $(BUILD)/lib/libcuzk_gpu.a
 GPU_OBJ      := $(GPU_CU:%.cu=$(BUILD)/obj/%.o)
-GPU_DEPS     := $(wildcard src/gpu/*.cuh src/gpu/*.h) $(wildcard include/cuzk/*.h)
+GPU_DEPS     := $(wildcard src/gpu/*.cuh src/gpu/*.h) $(wildcard include/cuzk/*.h) src/ff/ff_bingcd.h
 GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu

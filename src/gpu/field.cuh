@@ -373,95 +373,13 @@ template <class P> CZ_FN void f_redc_rows(uint32_t *res, const uint32_t *a)
     f_reduce_once<P>(res, t);
 }
 
-/* ---- Inversion: the CPU library's binary GCD (src/ff/ff_internal.h: T. Pornin, ePrint
- * 2020/972, Algorithm 2) in 64-bit limbs. In the batch-affine rounds one thread inverts for its
- * whole block (block_inv) while the other threads wait, so what counts is the latency of one
- * thread: Fermat's ~480 dependent products made every round launch idle the GPU for that long.
- * Invariants (y the input, m the odd modulus): a = u y and b = v y (mod m); each batch runs 31
- * binary-GCD steps on 64-bit stand-ins for a and b (their low 31 bits, and their top 33 bits),
- * kept as a matrix [f0 g0; f1 g1] (|entries| <= 2^31) that then updates (a, b) with an exact
- * division by 2^31 and (u, v) with a 31-bit Montgomery division. The inner steps are masks, not
- * branches, so a warp inverting in every thread (setup) stays converged. ---- */
-
-/* out = |a f + b g| / 2^31 (exact); true when a f + b g was negative. */
-template <int n>
-CZ_FN bool inv_lin_shift(uint64_t *out, const uint64_t *a, const uint64_t *b, int64_t f, int64_t g)
-{
-    uint64_t w[n + 1];
-    __int128 acc = 0;
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        acc += (__int128)f * (__int128)a[i] + (__int128)g * (__int128)b[i];
-        w[i] = (uint64_t)acc;
-        acc >>= 64;   /* arithmetic shift of a signed value (nvcc and gcc alike) */
-    }
-    w[n] = (uint64_t)(int64_t)acc;
-    const bool neg = (int64_t)w[n] < 0;
-    if (neg) {
-        unsigned __int128 c = 1;
-#pragma unroll
-        for (int i = 0; i <= n; i++) {
-            c += (uint64_t)~w[i];
-            w[i] = (uint64_t)c;
-            c >>= 64;
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < n; i++) out[i] = (w[i] >> 31) | (w[i + 1] << 33);
-    return neg;
-}
-
-/* out = (u f + v g) 2^-31 mod m for u, v < m, |f|, |g| <= 2^31. */
-template <class P, int n>
-CZ_FN void inv_lin_mod(uint64_t *out, const uint64_t *u, const uint64_t *v, int64_t f, int64_t g,
-                       const uint64_t *m)
-{
-    uint64_t w[n + 1], r[n + 1];
-    __int128 acc = (__int128)f * (__int128)u[0] + (__int128)g * (__int128)v[0];
-    /* q m cancels the low 31 bits; only the low 31 bits of -m^-1 matter */
-    const uint64_t q = ((uint64_t)acc * (uint64_t)P::n0) & 0x7fffffff;
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        if (i) acc += (__int128)f * (__int128)u[i] + (__int128)g * (__int128)v[i];
-        acc += (__int128)q * (__int128)m[i];
-        w[i] = (uint64_t)acc;
-        acc >>= 64;
-    }
-    w[n] = (uint64_t)(int64_t)acc;
-#pragma unroll
-    for (int i = 0; i < n; i++) r[i] = (w[i] >> 31) | (w[i + 1] << 33);
-    r[n] = (uint64_t)((int64_t)w[n] >> 31);
-    /* -2m < r < 3m as a signed (n + 1)-limb number: into [0, m) */
-    while ((int64_t)r[n] < 0) {
-        unsigned __int128 c = 0;
-#pragma unroll
-        for (int i = 0; i < n; i++) {
-            c += (unsigned __int128)r[i] + m[i];
-            r[i] = (uint64_t)c;
-            c >>= 64;
-        }
-        r[n] += (uint64_t)c;
-    }
-    for (;;) {
-        bool ge = r[n] != 0, eq = r[n] == 0;
-#pragma unroll
-        for (int i = n - 1; i >= 0; i--) {
-            ge = ge || (eq && r[i] > m[i]);
-            eq = eq && r[i] == m[i];
-        }
-        if (!(ge || eq)) break;
-        uint64_t bw = 0;
-#pragma unroll
-        for (int i = 0; i < n; i++) {
-            const uint64_t d = r[i] - m[i] - bw;
-            bw = (r[i] < m[i]) || (r[i] == m[i] && bw) ? 1 : 0;
-            r[i] = d;
-        }
-        r[n] -= bw;
-    }
-#pragma unroll
-    for (int i = 0; i < n; i++) out[i] = r[i];
-}
+/* ---- Inversion: the CPU library's binary GCD (T. Pornin, ePrint 2020/972, Algorithm 2; its
+ * batch of 31 steps and its matrix updates are src/ff/ff_bingcd.h, compiled here for the
+ * device) in 64-bit limbs. In the batch-affine rounds one thread inverts for its whole block
+ * (block_inv) while the other threads wait, so what counts is the latency of one thread:
+ * Fermat's ~480 dependent products made every round launch idle the GPU for that long. ---- */
+#define FF_GCD_FN static CZ_FN
+#include "../ff/ff_bingcd.h"
 
 /* The 64-bit stand-in of x: its low 31 bits, and above them bits [s, s + 33) (s = 0: x's low
  * word). Limbs are picked by selects, not by index, so the arrays stay in registers. */
@@ -511,32 +429,14 @@ template <class P> CZ_FN bool inv_bingcd(uint32_t *out, const uint32_t *y)
         }
         const int s = len <= 64 ? 0 : len - 33;
         uint64_t xa = inv_approx<n>(a, s), xb = inv_approx<n>(b, s);
-        int64_t f0 = 1, g0 = 0, f1 = 0, g1 = 1;
-#pragma unroll 1
-        for (int j = 0; j < 31; j++) {
-            /* xa odd: swap so that xa >= xb, then xa -= xb; always halve xa */
-            const uint64_t odd = (uint64_t)0 - (xa & 1);
-            const uint64_t sw = odd & ((uint64_t)0 - (uint64_t)(xa < xb));
-            const uint64_t t = (xa ^ xb) & sw;
-            xa ^= t;
-            xb ^= t;
-            const int64_t tf = (f0 ^ f1) & (int64_t)sw, tg = (g0 ^ g1) & (int64_t)sw;
-            f0 ^= tf;
-            f1 ^= tf;
-            g0 ^= tg;
-            g1 ^= tg;
-            xa -= xb & odd;
-            f0 -= f1 & (int64_t)odd;
-            g0 -= g1 & (int64_t)odd;
-            xa >>= 1;
-            f1 *= 2;
-            g1 *= 2;
-        }
+        const ff__bingcd_mat mt = ff__bingcd_batch(xa, xb);
+        int64_t f0 = mt.f0, g0 = mt.g0, f1 = mt.f1, g1 = mt.g1;
         uint64_t na[n], nb[n], nu[n];
-        if (inv_lin_shift<n>(na, a, b, f0, g0)) f0 = -f0, g0 = -g0;
-        if (inv_lin_shift<n>(nb, a, b, f1, g1)) f1 = -f1, g1 = -g1;
-        inv_lin_mod<P, n>(nu, u, v, f0, g0, m);
-        inv_lin_mod<P, n>(v, u, v, f1, g1, m);
+        if (ff__lin_shift(na, a, b, f0, g0, n)) f0 = -f0, g0 = -g0;
+        if (ff__lin_shift(nb, a, b, f1, g1, n)) f1 = -f1, g1 = -g1;
+        /* only the low 31 bits of -m^-1 matter to the 31-bit division: P::n0 serves */
+        ff__lin_mod(nu, u, v, f0, g0, m, (uint64_t)P::n0, n);
+        ff__lin_mod(v, u, v, f1, g1, m, (uint64_t)P::n0, n);
 #pragma unroll
         for (int i = 0; i < n; i++) {
             a[i] = na[i];
