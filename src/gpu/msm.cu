@@ -29,22 +29,24 @@ __device__ __forceinline__ uint32_t win_bits(const uint32_t *s, unsigned bit, un
     return (uint32_t)(v >> sh) & ((1u << c) - 1);
 }
 
-/* Booth carry into window w0 without walking the windows below: with low = s mod 2^(w0 c),
- * the carry is 1 exactly when low > T = sum_{i < w0} 2^(c-1) 2^(i c) (induction over the
- * windows: carry 0 keeps low <= T, a digit v > 2^(c-1) pushes low past the next T, and with
- * carry 1 the same holds for v >= 2^(c-1)). The host passes T and the mask of low's bits. */
+/* Booth carry into window w0 without walking the windows below: with low = s mod 2^o (o the
+ * offset of window w0), the carry is 1 exactly when low > T = sum_{i < w0} 2^(c_i - 1) 2^(o_i)
+ * (induction over the windows: carry 0 keeps low <= T, a digit v > 2^(c_i - 1) pushes low
+ * past the next T, and with carry 1 the same holds for v >= 2^(c_i - 1)). The host passes T and
+ * the mask of low's bits. */
 struct carry_thr {
     uint32_t t[8], mask[8];
 };
 
-static carry_thr make_carry_thr(unsigned c, unsigned w0)
+static carry_thr make_carry_thr(const msm_widths &ws, unsigned w0)
 {
     carry_thr r;
     memset(&r, 0, sizeof r);
-    const unsigned nb = w0 * c;   /* < 256: w0 < ceil(256 / c) */
-    for (unsigned b = 0; b < nb; b++) {
-        r.mask[b >> 5] |= 1u << (b & 31);
-        if (b % c == c - 1) r.t[b >> 5] |= 1u << (b & 31);
+    const unsigned nb = msm_win_off(ws, w0);   /* < 256 */
+    for (unsigned b = 0; b < nb; b++) r.mask[b >> 5] |= 1u << (b & 31);
+    for (unsigned i = 0; i < w0; i++) {
+        const unsigned b = msm_win_off(ws, i) + msm_win_bits(ws, i) - 1;
+        r.t[b >> 5] |= 1u << (b & 31);
     }
     return r;
 }
@@ -68,15 +70,16 @@ __device__ __forceinline__ uint32_t put_digit(uint32_t *keys, uint32_t *vals, si
 }
 
 /* Signed digits of windows [w0, w0+g) of every scalar: key = window-in-group * B + |d| - 1
- * (sentinel g * B for a zero digit), value = point index | sign << 31. */
+ * (sentinel g * B for a zero digit; B the buckets of the group's widest window, w0), value =
+ * point index | sign << 31. */
 __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const uint32_t *idx,
-                         uint32_t n, unsigned c, unsigned w0, unsigned g, carry_thr thr)
+                         uint32_t n, msm_widths ws, unsigned w0, unsigned g, carry_thr thr)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     dfr s = f_from_mont(sc[i]);
     uint32_t pidx = idx ? idx[i] : i;
-    const uint32_t B = 1u << (c - 1);
+    const uint32_t B = 1u << (msm_win_bits(ws, w0) - 1);
     int cmp = 0;   /* low vs T, decided at the most significant differing word */
 #pragma unroll
     for (int j = 7; j >= 0; j--) {
@@ -84,9 +87,11 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
         if (cmp == 0) cmp = lw > thr.t[j] ? 1 : lw < thr.t[j] ? -1 : 0;
     }
     uint32_t carry = cmp > 0;
-    for (unsigned w = w0; w < w0 + g; w++)
-        carry = put_digit(keys, vals, (size_t)(w - w0) * n + i, win_bits(s.v, w * c, c) + carry, c,
+    for (unsigned w = w0; w < w0 + g; w++) {
+        const unsigned c = msm_win_bits(ws, w);
+        carry = put_digit(keys, vals, (size_t)(w - w0) * n + i, win_bits(s.v, msm_win_off(ws, w), c) + carry, c,
                           (w - w0) * B, g * B, pidx);
+    }
 }
 
 /* One window per sort (n > 2^25 points): k_digits would read each 32-byte scalar and leave
@@ -114,13 +119,14 @@ __global__ void k_digit_planes(uint32_t *pl, const dfr *sc, uint32_t n)
     for (int j = 0; j < 8; j++) pl[plane_at(i, j, n)] = s.v[j];
 }
 
-/* Digits of window w from the planes (same keys and values as k_digits with g = 1). */
+/* Digits of window w (c bits from bit `bit`) from the planes (same keys and values as k_digits
+ * with g = 1). */
 __global__ void k_digits_pl(uint32_t *keys, uint32_t *vals, uint8_t *carry, const uint32_t *pl,
-                            const uint32_t *idx, uint32_t n, unsigned c, unsigned w)
+                            const uint32_t *idx, uint32_t n, unsigned c, unsigned bit, unsigned w)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const unsigned bit = w * c, wd = bit >> 5, sh = bit & 31;
+    const unsigned wd = bit >> 5, sh = bit & 31;
     uint64_t x = wd < 8 ? pl[plane_at(i, wd, n)] : 0;
     if (wd + 1 < 8 && sh + c > 32) x |= (uint64_t)pl[plane_at(i, wd + 1, n)] << 32;
     const uint32_t v = ((uint32_t)(x >> sh) & ((1u << c) - 1)) + (w ? carry[i] : 0u);
@@ -334,13 +340,14 @@ __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, u
 
 /* Two-level window reduction (G1). Level 1: thread (w, s) over buckets [sK, (s+1)K) of
  * window w: acc_s = sum_i (i+1) b_(sK+i) and R_s = sum_i b_(sK+i), no offset term, so K can
- * be small (more threads, shorter serial chains). Since sum_j (j+1) b_j = sum_s acc_s +
- * K sum_s s R_s, level 2 computes sum_s s R_s the same way over the R_s (weights i, plus the
- * offset s2 K2 times the level-2 run by double-and-add, on S / K2 threads only), and
- * k_win_fix adds K times its total to the window sum. */
+ * be small (more threads, shorter serial chains); R_s goes to run_out[w rstride + s]. Since
+ * sum_j (j+1) b_j = sum_s acc_s + K sum_s s R_s, level 2 computes sum_s s R_s the same way
+ * over the R_s (weights i, plus the offset s2 K2 times the level-2 run by double-and-add), once
+ * for all windows after the last group, and k_win_fix adds K times its total to each window
+ * sum. */
 template <class F>
 __global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz<F> *buckets,
-                            uint32_t B, uint32_t S, uint32_t K, uint32_t g)
+                            uint32_t B, uint32_t S, uint32_t K, uint32_t g, uint32_t rstride)
 {
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= g * S) return;
@@ -348,31 +355,36 @@ __global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz
     d_xyzz<F> run, acc;
     running_sums<F, true>(run, acc, buckets + (size_t)w * B + (size_t)s * K, K);
     st_vec(&acc_out[id], acc);
-    st_vec(&run_out[id], run);
+    st_vec(&run_out[(size_t)w * rstride + s], run);
 }
 
+/* Level 2 over all W windows: thread (w, s2) of S2max per window (infinity past the window's
+ * own S2); window w's runs start at runs + w Smax. */
 template <class F>
-__global__ void k_winred_l2(d_xyzz<F> *out, const d_xyzz<F> *runs, uint32_t S, uint32_t K2,
-                            uint32_t g)
+__global__ void k_winred_l2(d_xyzz<F> *out, const d_xyzz<F> *runs, msm_widths ws, uint32_t Smax, uint32_t S2max)
 {
-    const uint32_t S2 = S / K2;
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= g * S2) return;
-    uint32_t w = id / S2, s2 = id % S2;
+    if (id >= ws.W * S2max) return;
+    uint32_t w = id / S2max, s2 = id % S2max;
+    const wr_dims d = wr_dims_of(1u << (msm_win_bits(ws, w) - 1));
     d_xyzz<F> run, acc;   /* acc = sum_i i R_(s2 K2 + i) */
-    running_sums<F, false>(run, acc, runs + (size_t)w * S + (size_t)s2 * K2, K2);
-    add_multiple(acc, run, s2 * K2);
+    if (s2 < d.S2) {
+        running_sums<F, false>(run, acc, runs + (size_t)w * Smax + (size_t)s2 * d.K2, d.K2);
+        add_multiple(acc, run, s2 * d.K2);
+    } else {
+        xyzz_set_inf(acc);
+    }
     st_vec(&out[id], acc);
 }
 
-/* win[w] += 2^lgk * t[w] */
+/* win[w] += K_w * t[w] for the W windows (K_w a power of two) */
 template <class F>
-__global__ void k_win_fix(d_xyzz<F> *win, const d_xyzz<F> *t, unsigned lgk, uint32_t g)
+__global__ void k_win_fix(d_xyzz<F> *win, const d_xyzz<F> *t, msm_widths ws)
 {
     uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= g) return;
+    if (w >= ws.W) return;
     d_xyzz<F> x = t[w], y = win[w];
-    for (unsigned i = 0; i < lgk; i++) xyzz_dbl(x, x);
+    for (uint32_t k = wr_dims_of(1u << (msm_win_bits(ws, w) - 1)).K; k > 1; k >>= 1) xyzz_dbl(x, x);
     xyzz_add(y, x);
     win[w] = y;
 }
@@ -466,10 +478,10 @@ template <> struct host_grp<dfp2> {
 static_assert(sizeof(g1_xyzz_t) == sizeof(d_xyzz<dfp>) && sizeof(g2_xyzz_t) == sizeof(d_xyzz<dfp2>), "XYZZ layout");
 static_assert(sizeof(g1_jac_t) == sizeof(d_jac<dfp>) && sizeof(g2_jac_t) == sizeof(d_jac<dfp2>), "Jacobian layout");
 
-/* out (host) = sum_w 2^(w c) win[w] + extra; win and extra on the device, stream st. Returns
- * with st synchronised. */
+/* out (host) = sum_w 2^(offset of w) win[w] + extra; win and extra on the device, stream st.
+ * Returns with st synchronised. */
 template <class F>
-static int msm_finish(typename host_grp<F>::J *out, const d_xyzz<F> *win, unsigned W, unsigned c,
+static int msm_finish(typename host_grp<F>::J *out, const d_xyzz<F> *win, unsigned W, const msm_widths &ws,
                       const d_xyzz<F> *extra, cudaStream_t st, struct cuzk_error *err)
 {
     typedef host_grp<F> H;
@@ -482,7 +494,7 @@ static int msm_finish(typename host_grp<F>::J *out, const d_xyzz<F> *win, unsign
     H::set_inf(&r);
     for (int w = (int)W - 1; w >= 0; w--) {
         if (!H::is_inf(&r))
-            for (unsigned i = 0; i < c; i++) H::dbl(&r);
+            for (unsigned i = 0; i < msm_win_bits(ws, (unsigned)w); i++) H::dbl(&r);
         H::add(&r, &hw[w]);
     }
     if (extra) H::add(&r, &hw[W]);
@@ -501,13 +513,13 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     msm_shape sh;
     int rc = msm_plan(ctx, G, n, &sh, err);
     if (rc) return rc;
-    const unsigned c = sh.c, W = sh.W, g = sh.g;
+    const msm_widths ws = sh.ws;
+    const unsigned c = ws.c, W = sh.W, g = sh.g;   /* c: the widest window's bits */
     const bool aff_ok = sh.aff, planes = sh.planes;
     const uint32_t B = 1u << (c - 1);
     uint32_t m = (uint32_t)((size_t)g * n);
     uint32_t nb = g * B;
-    const wr_plan wr = msm_runs(G, B, g);
-    const uint32_t S = wr.S, K = wr.K;
+    const wr_plan wr = msm_runs(G, B, g, W);   /* of the widest window: the layout's sizes */
     const uint32_t L = msm_range_len(G, n, m);
     size_t nthr = (size_t)m / L + 1;   /* ranges (threads), and head/tail pieces each */
 
@@ -520,10 +532,11 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_BSTART, (size_t)nb * 4, &bstart, err);
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
     if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, 2 * nthr * sizeof(d_xyzz<F>), &partial, err);
-    /* two bucket sets (by window-group parity) when the reductions overlap the next group */
+    /* two bucket sets (by window-group parity) when the reductions overlap the next group, then
+     * the two-level reduction's runs, level-2 sums and totals of all windows */
     const bool ovl = msm_bucket_sets(G, n, W, g) == 2;
-    const size_t bset = (size_t)nb + wr.points;   /* buckets + reduction buffers, in points */
-    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, bset * (ovl ? 2 : 1) * sizeof(d_xyzz<F>), &buckets, err);
+    const size_t bset = (size_t)nb + wr.points;   /* buckets + window sums, in points */
+    if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, (bset * (ovl ? 2 : 1) + wr.shared) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
     void *planes_d = NULL, *carry_d = NULL;
@@ -550,6 +563,10 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (rc) return rc;
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 
+    /* after the bucket sets: every window's level-1 runs (wr.S apart), level-2 sums, totals */
+    d_xyzz<F> *wr_runs = (d_xyzz<F> *)buckets + bset * (ovl ? 2 : 1);
+    d_xyzz<F> *wr_l2 = wr_runs + (size_t)W * wr.S;
+    d_xyzz<F> *wr_tot = wr_l2 + (size_t)W * wr.S2;
     const unsigned TB = 256;
     unsigned grp = 0;   /* window group number; its parity picks the bucket set */
     for (unsigned w0 = 0; n && w0 < W; w0 += g, grp++) {
@@ -557,20 +574,21 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         const unsigned par = ovl ? (grp & 1) : 0;
         d_xyzz<F> *bk = (d_xyzz<F> *)buckets + par * bset;
         d_xyzz<F> *segsum = bk + nb;
-        d_xyzz<F> *wr_runs = segsum + (size_t)g * S;            /* two-level only */
-        d_xyzz<F> *wr_l2 = wr_runs + (size_t)g * S;
-        d_xyzz<F> *wr_tot = wr_l2 + (size_t)g * wr.S2;
-        uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * B;
+        /* this group's windows have the width of its first (widest) one */
+        const uint32_t Bg = 1u << (msm_win_bits(ws, w0) - 1);
+        const wr_plan wg = msm_runs(G, Bg, g, W);
+        uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * Bg;
         if (planes) {   /* g == 1 */
             if (w0 == 0) {
                 k_digit_planes<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)planes_d, scalars, (uint32_t)n);
                 CK_LAUNCH();
             }
             k_digits_pl<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, (uint8_t *)carry_d,
-                                                        (const uint32_t *)planes_d, idx, (uint32_t)n, c, w0);
+                                                        (const uint32_t *)planes_d, idx, (uint32_t)n,
+                                                        msm_win_bits(ws, w0), msm_win_off(ws, w0), w0);
         } else {
-            k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, c, w0, gg,
-                                                     make_carry_thr(c, w0));
+            k_digits<<<gpu_div_up(n, TB), TB, 0, st>>>((uint32_t *)keys0, (uint32_t *)vals0, scalars, idx, (uint32_t)n, ws, w0, gg,
+                                                     make_carry_thr(ws, w0));
         }
         CK_LAUNCH();
         cub::DoubleBuffer<uint32_t> dk((uint32_t *)keys0, (uint32_t *)keys1);
@@ -581,7 +599,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         CK(cudaMemsetAsync(bstart, 0, (size_t)nbg * 4, st));
         CK(cudaMemsetAsync(bend, 0, (size_t)nbg * 4, st));
         CK(cudaMemsetAsync(d_total, 0, 8, st));   /* valid count and heavy count */
-        k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * B);
+        k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * Bg);
         CK_LAUNCH();
         const d_aff<F> *abases = bases;
         const uint32_t *akeys = sk, *avals = sv;
@@ -610,30 +628,30 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
             CK(cudaEventRecord(ctx->acc_ev[par], st));
             CK(cudaStreamWaitEvent(rs, ctx->acc_ev[par], 0));
         }
-        if (wr.two) {
-            const unsigned gs = gpu_div_up((size_t)gg * S, 64), gs2 = gpu_div_up((size_t)gg * wr.S2, 64);
-            k_winred_l1<F><<<gs, 64, 0, rs>>>(segsum, wr_runs, bk, B, S, K, gg);
-            CK_LAUNCH();
-            k_winred_l2<F><<<gs2, 64, 0, rs>>>(wr_l2, wr_runs, S, wr.K2, gg);
-            CK_LAUNCH();
-            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, rs, err);
-            if (!rc) rc = reduce_groups<F>(ctx, wr_tot, wr_l2, gg, wr.S2, rs, err);
-            if (rc) return rc;
-            unsigned lgk = 0;
-            while ((1u << lgk) < K) lgk++;
-            k_win_fix<F><<<1, gg, 0, rs>>>((d_xyzz<F> *)win + w0, wr_tot, lgk, gg);
+        if (wg.two) {
+            k_winred_l1<F><<<gpu_div_up((size_t)gg * wg.S, 64), 64, 0, rs>>>(segsum, wr_runs + (size_t)w0 * wr.S, bk, Bg,
+                                                                           wg.S, wg.K, gg, wr.S);
             CK_LAUNCH();
         } else {
-            k_winred<F><<<gpu_div_up((size_t)gg * S, 64), 64, 0, rs>>>(segsum, bk, B, S, K, gg);
+            k_winred<F><<<gpu_div_up((size_t)gg * wg.S, 64), 64, 0, rs>>>(segsum, bk, Bg, wg.S, wg.K, gg);
             CK_LAUNCH();
-            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, S, rs, err);
-            if (rc) return rc;
         }
+        rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, wg.S, rs, err);
+        if (rc) return rc;
         if (ovl) CK(cudaEventRecord(ctx->red_ev[par], rs));
+    }
+    if (n && wr.two) {   /* level 2 of every window, after the last level 1 (rs is in order) */
+        k_winred_l2<F><<<gpu_div_up((size_t)W * wr.S2, 64), 64, 0, rs>>>(wr_l2, wr_runs, ws, wr.S, wr.S2);
+        CK_LAUNCH();
+        rc = reduce_groups<F>(ctx, wr_tot, wr_l2, W, wr.S2, rs, err);
+        if (rc) return rc;
+        k_win_fix<F><<<1, W, 0, rs>>>((d_xyzz<F> *)win, wr_tot, ws);
+        CK_LAUNCH();
+        if (ovl) CK(cudaEventRecord(ctx->red_ev[(grp - 1) & 1], rs));
     }
     /* the last reductions (rs is in order) before the window sums are read */
     if (ovl) CK(cudaStreamWaitEvent(st, ctx->red_ev[(grp - 1) & 1], 0));
-    return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, c, extra, st, err);
+    return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, ws, extra, st, err);
 }
 
 int gpu_g1_msm_dev(struct gpu_ctx *ctx, g1_jac_t *out, const g1a_d *bases, const dfr *scalars,

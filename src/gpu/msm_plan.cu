@@ -71,18 +71,31 @@ unsigned msm_bucket_sets(const msm_grp &G, size_t n, unsigned W, unsigned g)
     return msm_overlap(G) && n && W > g ? 2 : 1;
 }
 
-wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g)
+msm_widths msm_widths_of(unsigned c, unsigned W)
+{
+    /* c - 1 bits in every window may already cover 256 (c above the smallest width for W) */
+    while (c > 1 && W * (c - 1) >= 256) c--;
+    msm_widths ws;
+    ws.c = c;
+    ws.W = W;
+    ws.hi = 256 - W * (c - 1) < W ? 256 - W * (c - 1) : W;
+    return ws;
+}
+
+wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g, unsigned W)
 {
     wr_plan p;
     /* G1 only: k_winred_l1<G2> read past its thread's local memory (stack) under
      * compute-sanitizer on the H200 (out-of-line G2 additions); G2 keeps the one-level kernel */
     p.two = !G.g2;
     if (p.two) {
-        p.K = B < 16 ? B : 16;
-        p.S = B / p.K;
-        p.K2 = p.S < 16 ? p.S : 16;
-        p.S2 = p.S / p.K2;
-        p.points = (size_t)g * (2 * (size_t)p.S + p.S2 + 1);
+        const wr_dims d = wr_dims_of(B);
+        p.S = d.S;
+        p.K = d.K;
+        p.S2 = d.S2;
+        p.K2 = d.K2;
+        p.points = (size_t)g * p.S;
+        p.shared = (size_t)W * (p.S + p.S2 + 1);
     } else {
         uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
         /* at least msm.wr_k buckets per thread: each thread's offset term (add_multiple, ~1.5
@@ -95,6 +108,7 @@ wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g)
         p.K = B / s2;
         p.S2 = p.K2 = 0;
         p.points = (size_t)g * s2;
+        p.shared = 0;
     }
     return p;
 }
@@ -196,18 +210,20 @@ size_t msm_scan_tmp_bytes(size_t nb)
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, unsigned c, unsigned g,
                               unsigned W, bool aff, bool planes)
 {
+    c = msm_widths_of(c, W).c;   /* the widest window's bits */
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = G.xyzz;
     const size_t pieces = 2 * (m / msm_range_len(G, n, m) + 1);   /* head and tail per range */
     /* batch-affine rounds (msm.cu aff_reduce): points of rounds 1 and 2, prefix products,
      * pairs, bucket counts + offsets, scan storage */
     const aff_plan ap = aff ? msm_aff_rounds(ctx, G, n, m, nb) : aff_plan{};
+    const wr_plan wr = msm_runs(G, (uint32_t)B, g, W);
     const size_t o1 = ap.rounds ? ap.out[0] : 0, o2 = ap.rounds > 1 ? ap.out[1] : 0;
     const size_t ab = ap.rounds ? nb * 4 : 0;
     const slot_need need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
-        {SL_BUCKETS, (nb + msm_runs(G, (uint32_t)B, g).points) * X * msm_bucket_sets(G, n, W, g)},
+        {SL_BUCKETS, ((nb + wr.points) * msm_bucket_sets(G, n, W, g) + wr.shared) * X},
         {SL_WIN, (size_t)W * X},
         {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, c, g)},
         {SL_AFF_PTS0, o1 * G.aff}, {SL_AFF_PTS1, o2 * G.aff}, {SL_AFF_PRE, o1 * G.field},
@@ -298,6 +314,7 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
     out->c = c;
     out->W = W;
     out->g = g;
+    out->ws = msm_widths_of(c, W);
     ctx->msm_last_c = c;
     ctx->msm_last_g = g;
     ctx->msm_last_aff = 0;   /* set by the first window group */
@@ -305,8 +322,8 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
     /* which group the prover's MSMs get beside its other buffers; free and new scratch are 0
      * when the scratch already sufficed (no memory query was made) */
     if (ctx->opt.trace)
-        fprintf(stderr, "cuzk gpu msm plan: %s n=%zu c=%u W=%u g=%u aff=%d planes=%d%s free=%.1f GiB new scratch=%.1f GiB\n",
-                G.g2 ? "G2" : "G1", n, c, W, g, (int)aff, (int)out->planes,
+        fprintf(stderr, "cuzk gpu msm plan: %s n=%zu c=%u W=%u (%u of %u bits) g=%u aff=%d planes=%d%s free=%.1f GiB new scratch=%.1f GiB\n",
+                G.g2 ? "G2" : "G1", n, c, W, out->ws.hi, out->ws.c, g, (int)aff, (int)out->planes,
                 out->planes && ctx->msm_sc_dead ? " (in place)" : "", avail / 1073741824.0,
                 extra / 1073741824.0);
     return CUZK_OK;

@@ -21,16 +21,44 @@ template <class F> static inline msm_grp msm_grp_of()
 /* Points per accumulation range for n points in sort groups of m entries. */
 uint32_t msm_range_len(const msm_grp &G, size_t n, size_t m);
 
-/* Window reduction layout. G1: two levels, K = 16 buckets per level-1 thread (S = B / K runs
- * per window), K2 = 16 runs per level-2 thread. G2: one level, S bucket runs per window with
- * up to 2^16 threads over the group (K = B / S), each also multiplying its run by its offset.
- * All powers of two. */
+/* Window widths: W windows of c or c - 1 bits, the `hi` windows of c bits first, that cover
+ * exactly 256 bits (a scalar below r < 2^255 leaves the top window's digit at most half its
+ * range, so its Booth carry never runs out). Same W as windows of c bits alone, but the
+ * narrower windows have half the buckets to reduce. */
+struct msm_widths {
+    unsigned c, W, hi;
+};
+msm_widths msm_widths_of(unsigned c, unsigned W);
+__host__ __device__ inline unsigned msm_win_bits(const msm_widths &ws, unsigned w) { return w < ws.hi ? ws.c : ws.c - 1; }
+__host__ __device__ inline unsigned msm_win_off(const msm_widths &ws, unsigned w)
+{
+    return w * (ws.c - 1) + (w < ws.hi ? w : ws.hi);
+}
+
+/* Window reduction layout of a window of B buckets. G1: two levels, K = 16 buckets per
+ * level-1 thread (S = B / K runs per window), K2 = 16 runs per level-2 thread; level 1 runs per
+ * window group, level 2 once over the runs of all W windows (its serial chains are long and
+ * its threads few per window). G2: one level, S bucket runs per window with up to 2^16 threads
+ * over the group (K = B / S), each also multiplying its run by its offset. All powers of two. */
+struct wr_dims {
+    uint32_t S, K, S2, K2;
+};
+__host__ __device__ inline wr_dims wr_dims_of(uint32_t B)   /* two levels */
+{
+    wr_dims d;
+    d.K = B < 16 ? B : 16;
+    d.S = B / d.K;
+    d.K2 = d.S < 16 ? d.S : 16;
+    d.S2 = d.S / d.K2;
+    return d;
+}
 struct wr_plan {
     bool two;
     uint32_t S, K, S2, K2;
-    size_t points;   /* scratch points after the buckets: level-1 sums, runs, level-2 sums, totals */
+    size_t points;   /* per bucket set, after its buckets: the level-1 (or only) window sums */
+    size_t shared;   /* after the bucket sets (two levels): W windows' runs, level-2 sums, totals */
 };
-wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g);
+wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g, unsigned W);
 /* G1's window reductions of group i run on their own stream while group i + 1 is digitised,
  * sorted and accumulated: two bucket sets (by group parity) when there is more than one group. */
 bool msm_overlap(const msm_grp &G);
@@ -69,6 +97,7 @@ size_t msm_scan_tmp_bytes(size_t nb);
  * batch-affine rounds and the word-plane digits fit. Recorded on ctx for the getters. */
 struct msm_shape {
     unsigned c, W, g;
+    msm_widths ws;
     bool aff, planes;
 };
 int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, struct cuzk_error *err);
