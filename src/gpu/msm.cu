@@ -249,29 +249,47 @@ __global__ void __launch_bounds__(128, MINB) k_accum_u(d_xyzz<F> *buckets, d_xyz
     st_vec(open ? &head[t] : goes_on ? &tail[t] : &buckets[cur], acc);
 }
 
-/* Buckets of the uniform ranges: empty ones become infinity, runs that crossed ranges are
- * tail[t0] + head[t0+1] + ... + head[t1]; very long runs go to k_heavy_u. */
+/* Buckets of the uniform ranges: empty ones become infinity; a run that crossed ranges is
+ * tail[t0] + head[t0+1] + ... + head[t1], listed here (cross, by a warp-aggregated atomic) and
+ * added by k_cross_u, or by k_heavy_u when it spans more than HEAVY_SEGS ranges. Adding them
+ * here instead left most warps running one addition for the few crossing buckets among their
+ * 32. */
 template <class F>
-__global__ void k_combine_u(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count,
-                            const d_xyzz<F> *head, const d_xyzz<F> *tail, const uint32_t *bstart,
-                            const uint32_t *bend, uint32_t L, uint32_t nb)
+__global__ void k_combine_u(d_xyzz<F> *buckets, uint32_t *heavy, uint32_t *heavy_count, uint32_t *cross,
+                            uint32_t *cross_count,
+                            const uint32_t *bstart, const uint32_t *bend, uint32_t L, uint32_t nb)
 {
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb) return;
-    uint32_t s = bstart[b], e = bend[b];
-    d_xyzz<F> acc;
-    if (s == e) {
-        xyzz_set_inf(acc);
-        st_vec(&buckets[b], acc);
-        return;
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    bool crosses = false;
+    if (b < nb) {
+        const uint32_t s = bstart[b], e = bend[b];
+        if (s == e) {
+            d_xyzz<F> z;
+            xyzz_set_inf(z);
+            st_vec(&buckets[b], z);
+        } else {
+            const uint32_t t0 = s / L, t1 = (e - 1) / L;   /* t0 == t1: written by k_accum_u */
+            if (t1 - t0 > HEAVY_SEGS) heavy[atomicAdd(heavy_count, 1u)] = b;
+            else crosses = t1 != t0;
+        }
     }
-    uint32_t t0 = s / L, t1 = (e - 1) / L;
-    if (t0 == t1) return;   /* written by k_accum_u */
-    if (t1 - t0 > HEAVY_SEGS) {
-        heavy[atomicAdd(heavy_count, 1u)] = b;
-        return;
-    }
-    acc = ld_vec(&tail[t0]);
+    const uint32_t m = __ballot_sync(0xffffffffu, crosses), lane = threadIdx.x & 31;
+    if (!m) return;
+    uint32_t base = 0;
+    if (lane == (uint32_t)__ffs(m) - 1) base = atomicAdd(cross_count, (uint32_t)__popc(m));
+    base = __shfl_sync(0xffffffffu, base, __ffs(m) - 1);
+    if (crosses) cross[base + __popc(m & ((1u << lane) - 1))] = b;
+}
+
+template <class F>
+__global__ void k_cross_u(d_xyzz<F> *buckets, const uint32_t *cross, const uint32_t *cross_count,
+                          const d_xyzz<F> *head, const d_xyzz<F> *tail, const uint32_t *bstart,
+                          const uint32_t *bend, uint32_t L)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= *cross_count) return;
+    const uint32_t b = cross[i], t0 = bstart[b] / L, t1 = (bend[b] - 1) / L;
+    d_xyzz<F> acc = ld_vec(&tail[t0]);
     for (uint32_t t = t0 + 1; t <= t1; t++) red_add<F>(acc, ld_vec(&head[t]));
     st_vec(&buckets[b], acc);
 }
@@ -340,11 +358,11 @@ __global__ void k_winred(d_xyzz<F> *out, const d_xyzz<F> *buckets, uint32_t B, u
 
 /* Two-level window reduction (G1). Level 1: thread (w, s) over buckets [sK, (s+1)K) of
  * window w: acc_s = sum_i (i+1) b_(sK+i) and R_s = sum_i b_(sK+i), no offset term, so K can
- * be small (more threads, shorter serial chains); R_s goes to run_out[w rstride + s]. Since
+ * be small (more threads, shorter serial chains); both go to [w rstride + s] of their outputs. Since
  * sum_j (j+1) b_j = sum_s acc_s + K sum_s s R_s, level 2 computes sum_s s R_s the same way
- * over the R_s (weights i, plus the offset s2 K2 times the level-2 run by double-and-add), once
- * for all windows after the last group, and k_win_fix adds K times its total to each window
- * sum. */
+ * over the R_s (weights i, plus the offset s2 K2 times the level-2 run by double-and-add).
+ * Level 2, the sums of the acc_s and k_win_fix (adds K times the level-2 total to each window
+ * sum) run once for all windows after the last group. */
 template <class F>
 __global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz<F> *buckets,
                             uint32_t B, uint32_t S, uint32_t K, uint32_t g, uint32_t rstride)
@@ -354,7 +372,7 @@ __global__ void k_winred_l1(d_xyzz<F> *acc_out, d_xyzz<F> *run_out, const d_xyzz
     uint32_t w = id / S, s = id % S;
     d_xyzz<F> run, acc;
     running_sums<F, true>(run, acc, buckets + (size_t)w * B + (size_t)s * K, K);
-    st_vec(&acc_out[id], acc);
+    st_vec(&acc_out[(size_t)w * rstride + s], acc);
     st_vec(&run_out[(size_t)w * rstride + s], run);
 }
 
@@ -552,9 +570,9 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         }
     }
     cudaStream_t rs = ovl ? ctx->red_st : st;   /* the reductions' stream */
-    uint32_t *d_total = (uint32_t *)small, *d_heavy_count = d_total + 1;
-    void *heavy;
-    rc = gpu_scratch(ctx, SL_HEAVY, (size_t)nb * 4, &heavy, err);
+    uint32_t *d_total = (uint32_t *)small, *d_heavy_count = d_total + 1, *d_cross_count = d_total + 2;
+    void *heavy;   /* the heavy buckets (at most nb), then the crossing ones (at most one per range) */
+    rc = gpu_scratch(ctx, SL_HEAVY, ((size_t)nb + nthr) * 4, &heavy, err);
     if (rc) return rc;
 
     /* CUB temp storage for the sort */
@@ -564,7 +582,8 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 
     /* after the bucket sets: every window's level-1 runs (wr.S apart), level-2 sums, totals */
-    d_xyzz<F> *wr_runs = (d_xyzz<F> *)buckets + bset * (ovl ? 2 : 1);
+    d_xyzz<F> *wr_sums = (d_xyzz<F> *)buckets + bset * (ovl ? 2 : 1);   /* level-1 weighted sums */
+    d_xyzz<F> *wr_runs = wr_sums + (size_t)W * wr.S;
     d_xyzz<F> *wr_l2 = wr_runs + (size_t)W * wr.S;
     d_xyzz<F> *wr_tot = wr_l2 + (size_t)W * wr.S2;
     const unsigned TB = 256;
@@ -598,7 +617,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         uint32_t *sk = dk.Current(), *sv = dv.Current();
         CK(cudaMemsetAsync(bstart, 0, (size_t)nbg * 4, st));
         CK(cudaMemsetAsync(bend, 0, (size_t)nbg * 4, st));
-        CK(cudaMemsetAsync(d_total, 0, 8, st));   /* valid count and heavy count */
+        CK(cudaMemsetAsync(d_total, 0, 12, st));   /* valid count, heavy and crossing counts */
         k_bounds<<<gpu_div_up(mg, TB), TB, 0, st>>>((uint32_t *)bstart, (uint32_t *)bend, d_total, sk, mg, gg * Bg);
         CK_LAUNCH();
         const d_aff<F> *abases = bases;
@@ -617,8 +636,12 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         if (ovl && grp >= 2) CK(cudaStreamWaitEvent(st, ctx->red_ev[par], 0));
         launch_accum_u<F>(nt, st, bk, head, tail, akeys, avals, abases, d_total, L);
         CK_LAUNCH();
-        k_combine_u<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>(bk, (uint32_t *)heavy, d_heavy_count, head, tail,
+        uint32_t *cross = (uint32_t *)heavy + nb;
+        k_combine_u<F><<<gpu_div_up(nbg, 128), 128, 0, st>>>(bk, (uint32_t *)heavy, d_heavy_count, cross, d_cross_count,
                                                              (uint32_t *)bstart, (uint32_t *)bend, L, nbg);
+        CK_LAUNCH();
+        k_cross_u<F><<<gpu_div_up(nt < nbg ? nt : nbg, 128), 128, 0, st>>>(bk, cross, d_cross_count, head, tail,
+                                                                         (uint32_t *)bstart, (uint32_t *)bend, L);
         CK_LAUNCH();
         size_t hmax = (size_t)mg / ((size_t)L * HEAVY_SEGS) + 1;
         k_heavy_u<F, BS><<<(unsigned)(hmax < 1024 ? hmax : 1024), BS, 0, st>>>(
@@ -629,18 +652,26 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
             CK(cudaStreamWaitEvent(rs, ctx->acc_ev[par], 0));
         }
         if (wg.two) {
-            k_winred_l1<F><<<gpu_div_up((size_t)gg * wg.S, 64), 64, 0, rs>>>(segsum, wr_runs + (size_t)w0 * wr.S, bk, Bg,
-                                                                           wg.S, wg.K, gg, wr.S);
+            /* a narrower window's sums and runs are padded with infinity (zero bytes) to wr.S */
+            const size_t X = sizeof(d_xyzz<F>);
+            for (unsigned w = w0; wg.S < wr.S && w < w0 + gg; w++) {
+                CK(cudaMemsetAsync(wr_sums + (size_t)w * wr.S + wg.S, 0, (wr.S - wg.S) * X, rs));
+                CK(cudaMemsetAsync(wr_runs + (size_t)w * wr.S + wg.S, 0, (wr.S - wg.S) * X, rs));
+            }
+            k_winred_l1<F><<<gpu_div_up((size_t)gg * wg.S, 64), 64, 0, rs>>>(
+                wr_sums + (size_t)w0 * wr.S, wr_runs + (size_t)w0 * wr.S, bk, Bg, wg.S, wg.K, gg, wr.S);
             CK_LAUNCH();
         } else {
             k_winred<F><<<gpu_div_up((size_t)gg * wg.S, 64), 64, 0, rs>>>(segsum, bk, Bg, wg.S, wg.K, gg);
             CK_LAUNCH();
+            rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, wg.S, rs, err);
+            if (rc) return rc;
         }
-        rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win + w0, segsum, gg, wg.S, rs, err);
-        if (rc) return rc;
         if (ovl) CK(cudaEventRecord(ctx->red_ev[par], rs));
     }
-    if (n && wr.two) {   /* level 2 of every window, after the last level 1 (rs is in order) */
+    if (n && wr.two) {   /* the rest of every window's reduction, after the last level 1 (rs is in order) */
+        rc = reduce_groups<F>(ctx, (d_xyzz<F> *)win, wr_sums, W, wr.S, rs, err);
+        if (rc) return rc;
         k_winred_l2<F><<<gpu_div_up((size_t)W * wr.S2, 64), 64, 0, rs>>>(wr_l2, wr_runs, ws, wr.S, wr.S2);
         CK_LAUNCH();
         rc = reduce_groups<F>(ctx, wr_tot, wr_l2, W, wr.S2, rs, err);

@@ -94,8 +94,8 @@ wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g, unsigned W)
         p.K = d.K;
         p.S2 = d.S2;
         p.K2 = d.K2;
-        p.points = (size_t)g * p.S;
-        p.shared = (size_t)W * (p.S + p.S2 + 1);
+        p.points = 0;
+        p.shared = (size_t)W * (2 * (size_t)p.S + p.S2 + 1);
     } else {
         uint32_t S = B < 65536 / g ? B : (65536 / g ? 65536 / g : 1);
         /* at least msm.wr_k buckets per thread: each thread's offset term (add_multiple, ~1.5
@@ -222,7 +222,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
     const size_t ab = ap.rounds ? nb * 4 : 0;
     const slot_need need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
-        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, nb * 4}, {SL_PARTIAL, pieces * X},
+        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, (nb + m / msm_range_len(G, n, m) + 1) * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, ((nb + wr.points) * msm_bucket_sets(G, n, W, g) + wr.shared) * X},
         {SL_WIN, (size_t)W * X},
         {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, c, g)},

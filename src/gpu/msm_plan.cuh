@@ -37,9 +37,10 @@ __host__ __device__ inline unsigned msm_win_off(const msm_widths &ws, unsigned w
 
 /* Window reduction layout of a window of B buckets. G1: two levels, K = 16 buckets per
  * level-1 thread (S = B / K runs per window), K2 = 16 runs per level-2 thread; level 1 runs per
- * window group, level 2 once over the runs of all W windows (its serial chains are long and
- * its threads few per window). G2: one level, S bucket runs per window with up to 2^16 threads
- * over the group (K = B / S), each also multiplying its run by its offset. All powers of two. */
+ * window group, the sums of its outputs and level 2 once over all W windows (their serial
+ * chains are long and their threads few per window). G2: one level, S bucket runs per window
+ * with up to 2^16 threads over the group (K = B / S), each also multiplying its run by its
+ * offset. All powers of two. */
 struct wr_dims {
     uint32_t S, K, S2, K2;
 };
@@ -55,8 +56,9 @@ __host__ __device__ inline wr_dims wr_dims_of(uint32_t B)   /* two levels */
 struct wr_plan {
     bool two;
     uint32_t S, K, S2, K2;
-    size_t points;   /* per bucket set, after its buckets: the level-1 (or only) window sums */
-    size_t shared;   /* after the bucket sets (two levels): W windows' runs, level-2 sums, totals */
+    size_t points;   /* per bucket set, after its buckets (one level): the window sums */
+    size_t shared;   /* after the bucket sets (two levels): W windows' level-1 sums and runs,
+                      * level-2 sums, totals */
 };
 wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g, unsigned W);
 /* G1's window reductions of group i run on their own stream while group i + 1 is digitised,
