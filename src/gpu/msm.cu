@@ -551,9 +551,9 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (!rc) rc = gpu_scratch(ctx, SL_BEND, (size_t)nb * 4, &bend, err);
     if (!rc) rc = gpu_scratch(ctx, SL_PARTIAL, 2 * nthr * sizeof(d_xyzz<F>), &partial, err);
     /* two bucket sets (by window-group parity) when the reductions overlap the next group, then
-     * the two-level reduction's runs, level-2 sums and totals of all windows */
+     * the two-level reduction's level-1 sums and runs, level-2 sums and totals of all windows */
     const bool ovl = msm_bucket_sets(G, n, W, g) == 2;
-    const size_t bset = (size_t)nb + wr.points;   /* buckets + window sums, in points */
+    const size_t bset = (size_t)nb + wr.points;   /* buckets (+ one level's window sums), in points */
     if (!rc) rc = gpu_scratch(ctx, SL_BUCKETS, (bset * (ovl ? 2 : 1) + wr.shared) * sizeof(d_xyzz<F>), &buckets, err);
     if (!rc) rc = gpu_scratch(ctx, SL_WIN, (size_t)W * sizeof(d_xyzz<F>), &win, err);
     if (!rc) rc = gpu_scratch(ctx, SL_SMALL, 4096, &small, err);
@@ -581,7 +581,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     if (rc) return rc;
     size_t cub_bytes = ctx->slot_size[SL_CUB];
 
-    /* after the bucket sets: every window's level-1 runs (wr.S apart), level-2 sums, totals */
+    /* after the bucket sets: every window's level-1 sums and runs (wr.S apart), level-2 sums, totals */
     d_xyzz<F> *wr_sums = (d_xyzz<F> *)buckets + bset * (ovl ? 2 : 1);   /* level-1 weighted sums */
     d_xyzz<F> *wr_runs = wr_sums + (size_t)W * wr.S;
     d_xyzz<F> *wr_l2 = wr_runs + (size_t)W * wr.S;
