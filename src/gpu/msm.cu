@@ -79,7 +79,7 @@ __global__ void k_digits(uint32_t *keys, uint32_t *vals, const dfr *sc, const ui
     if (i >= n) return;
     dfr s = f_from_mont(sc[i]);
     uint32_t pidx = idx ? idx[i] : i;
-    const uint32_t B = 1u << (msm_win_bits(ws, w0) - 1);
+    const uint32_t B = msm_win_buckets(ws, w0);
     int cmp = 0;   /* low vs T, decided at the most significant differing word */
 #pragma unroll
     for (int j = 7; j >= 0; j--) {
@@ -384,7 +384,7 @@ __global__ void k_winred_l2(d_xyzz<F> *out, const d_xyzz<F> *runs, msm_widths ws
     uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= ws.W * S2max) return;
     uint32_t w = id / S2max, s2 = id % S2max;
-    const wr_dims d = wr_dims_of(1u << (msm_win_bits(ws, w) - 1));
+    const wr_dims d = wr_dims_of(msm_win_buckets(ws, w));
     d_xyzz<F> run, acc;   /* acc = sum_i i R_(s2 K2 + i) */
     if (s2 < d.S2) {
         running_sums<F, false>(run, acc, runs + (size_t)w * Smax + (size_t)s2 * d.K2, d.K2);
@@ -402,7 +402,7 @@ __global__ void k_win_fix(d_xyzz<F> *win, const d_xyzz<F> *t, msm_widths ws)
     uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= ws.W) return;
     d_xyzz<F> x = t[w], y = win[w];
-    for (uint32_t k = wr_dims_of(1u << (msm_win_bits(ws, w) - 1)).K; k > 1; k >>= 1) xyzz_dbl(x, x);
+    for (uint32_t k = wr_dims_of(msm_win_buckets(ws, w)).K; k > 1; k >>= 1) xyzz_dbl(x, x);
     xyzz_add(y, x);
     win[w] = y;
 }
@@ -594,7 +594,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
         d_xyzz<F> *bk = (d_xyzz<F> *)buckets + par * bset;
         d_xyzz<F> *segsum = bk + nb;
         /* this group's windows have the width of its first (widest) one */
-        const uint32_t Bg = 1u << (msm_win_bits(ws, w0) - 1);
+        const uint32_t Bg = msm_win_buckets(ws, w0);
         const wr_plan wg = msm_runs(G, Bg, g, W);
         uint32_t mg = (uint32_t)((size_t)gg * n), nbg = gg * Bg;
         if (planes) {   /* g == 1 */

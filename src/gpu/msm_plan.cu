@@ -213,7 +213,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
     c = msm_widths_of(c, W).c;   /* the widest window's bits */
     const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = G.xyzz;
-    const size_t pieces = 2 * (m / msm_range_len(G, n, m) + 1);   /* head and tail per range */
+    const size_t ranges = m / msm_range_len(G, n, m) + 1, pieces = 2 * ranges;   /* head and tail per range */
     /* batch-affine rounds (msm.cu aff_reduce): points of rounds 1 and 2, prefix products,
      * pairs, bucket counts + offsets, scan storage */
     const aff_plan ap = aff ? msm_aff_rounds(ctx, G, n, m, nb) : aff_plan{};
@@ -222,7 +222,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
     const size_t ab = ap.rounds ? nb * 4 : 0;
     const slot_need need[] = {
         {SL_KEYS0, m * 4}, {SL_KEYS1, m * 4}, {SL_VALS0, m * 4}, {SL_VALS1, m * 4},
-        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, (nb + m / msm_range_len(G, n, m) + 1) * 4}, {SL_PARTIAL, pieces * X},
+        {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, (nb + ranges) * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, ((nb + wr.points) * msm_bucket_sets(G, n, W, g) + wr.shared) * X},
         {SL_WIN, (size_t)W * X},
         {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, c, g)},

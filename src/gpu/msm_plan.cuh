@@ -34,6 +34,11 @@ __host__ __device__ inline unsigned msm_win_off(const msm_widths &ws, unsigned w
 {
     return w * (ws.c - 1) + (w < ws.hi ? w : ws.hi);
 }
+/* Buckets of window w (signed digits: 2^(bits - 1)). */
+__host__ __device__ inline uint32_t msm_win_buckets(const msm_widths &ws, unsigned w)
+{
+    return 1u << (msm_win_bits(ws, w) - 1);
+}
 
 /* Window reduction layout of a window of B buckets. G1: two levels, K = 16 buckets per
  * level-1 thread (S = B / K runs per window), K2 = 16 runs per level-2 thread; level 1 runs per
