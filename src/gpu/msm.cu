@@ -534,7 +534,7 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     const msm_widths ws = sh.ws;
     const unsigned c = ws.c, W = sh.W, g = sh.g;   /* c: the widest window's bits */
     const bool aff_ok = sh.aff, planes = sh.planes;
-    const uint32_t B = 1u << (c - 1);
+    const uint32_t B = msm_win_buckets(ws, 0);
     uint32_t m = (uint32_t)((size_t)g * n);
     uint32_t nb = g * B;
     const wr_plan wr = msm_runs(G, B, g, W);   /* of the widest window: the layout's sizes */

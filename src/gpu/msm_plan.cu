@@ -210,8 +210,9 @@ size_t msm_scan_tmp_bytes(size_t nb)
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, unsigned c, unsigned g,
                               unsigned W, bool aff, bool planes)
 {
-    c = msm_widths_of(c, W).c;   /* the widest window's bits */
-    const size_t B = (size_t)1 << (c - 1), m = (size_t)g * n, nb = (size_t)g * B;
+    const msm_widths ws = msm_widths_of(c, W);
+    c = ws.c;   /* the widest window's bits */
+    const size_t B = msm_win_buckets(ws, 0), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = G.xyzz;
     const size_t ranges = m / msm_range_len(G, n, m) + 1, pieces = 2 * ranges;   /* head and tail per range */
     /* batch-affine rounds (msm.cu aff_reduce): points of rounds 1 and 2, prefix products,
