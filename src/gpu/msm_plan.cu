@@ -210,8 +210,7 @@ size_t msm_scan_tmp_bytes(size_t nb)
 static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, unsigned c, unsigned g,
                               unsigned W, bool aff, bool planes)
 {
-    const msm_widths ws = msm_widths_of(c, W);
-    c = ws.c;   /* the widest window's bits */
+    const msm_widths ws = msm_widths_of(c, W);   /* ws.c: the widest window's bits */
     const size_t B = msm_win_buckets(ws, 0), m = (size_t)g * n, nb = (size_t)g * B;
     const size_t X = G.xyzz;
     const size_t ranges = m / msm_range_len(G, n, m) + 1, pieces = 2 * ranges;   /* head and tail per range */
@@ -226,7 +225,7 @@ static size_t msm_extra_bytes(const struct gpu_ctx *ctx, const msm_grp &G, size_
         {SL_BSTART, nb * 4}, {SL_BEND, nb * 4}, {SL_HEAVY, (nb + ranges) * 4}, {SL_PARTIAL, pieces * X},
         {SL_BUCKETS, ((nb + wr.points) * msm_bucket_sets(G, n, W, g) + wr.shared) * X},
         {SL_WIN, (size_t)W * X},
-        {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, c, g)},
+        {SL_CUB, msm_sort_tmp_bytes(m ? m : 1, ws.c, g)},
         {SL_AFF_PTS0, o1 * G.aff}, {SL_AFF_PTS1, o2 * G.aff}, {SL_AFF_PRE, o1 * G.field},
         {SL_AFF_PAIR, o1 * sizeof(uint2)}, {SL_AFF_CNT, 2 * ab}, {SL_AFF_CUB, ab ? msm_scan_tmp_bytes(nb) : 0},
         {SL_PLANES, planes && !ctx->msm_sc_dead ? n * sizeof(fr_t) : 0}, {SL_CARRY, planes ? n : 0},
