@@ -51,8 +51,10 @@ extern "C" {
     /* a round runs while every thread gets this many pairs (same entry) */                        \
     X(msm_aff_minpt_g1, "msm.aff_minpt_g1", 128, 1, 1 << 20)                                       \
     X(msm_aff_minpt_g2, "msm.aff_minpt_g2", 64, 1, 1 << 20)                                        \
-    /* threads per SM of a round: one wave (same entry) */                                         \
-    X(msm_aff_tps_g1, "msm.aff_tps_g1", 512, 32, 4096)                                             \
+    /* threads per SM of a round: G1 two waves of its 4 blocks of 128 ("G1 batch-affine rounds  \
+     * on two waves of blocks"), G2 one wave of 2 ("One inversion per block in the batch-affine \
+     * rounds") */                                                                                 \
+    X(msm_aff_tps_g1, "msm.aff_tps_g1", 1024, 32, 4096)                                            \
     X(msm_aff_tps_g2, "msm.aff_tps_g2", 256, 32, 4096)                                             \
     /* no rounds below this many points (same entry) */                                            \
     X(msm_aff_min_n_g1, "msm.aff_min_n_g1", 1 << 21, 0, 1 << 30)                                   \

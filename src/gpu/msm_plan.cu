@@ -113,9 +113,10 @@ wr_plan msm_runs(const msm_grp &G, uint32_t B, unsigned g, unsigned W)
     return p;
 }
 
-/* A round's threads: one wave of the round kernel, msm.aff_tps_g1/g2 threads per SM (G1's
- * kernel runs 4 blocks of 128 per SM, G2's 2). */
-size_t msm_aff_wave(const struct gpu_ctx *ctx, const msm_grp &G)
+/* The most threads a round takes: msm.aff_tps_g1/g2 per SM. G1's kernel runs 4 blocks of 128
+ * per SM and takes two waves of them (decisions.md, "G1 batch-affine rounds on two waves of
+ * blocks"); G2's runs 2 blocks per SM and takes one wave. */
+size_t msm_aff_tmax(const struct gpu_ctx *ctx, const msm_grp &G)
 {
     return (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1) *
            (size_t)(G.g2 ? gpu_tuning.msm_aff_tps_g2 : gpu_tuning.msm_aff_tps_g1);
@@ -138,7 +139,7 @@ aff_plan msm_aff_rounds(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, s
                       : n > ((size_t)1 << 24) ? T.msm_aff_g1_large : T.msm_aff_g1;
     if (R > 8) R = 8;
     const size_t minpt = (size_t)(G.g2 ? T.msm_aff_minpt_g2 : T.msm_aff_minpt_g1);
-    const size_t tmax = msm_aff_wave(ctx, G);
+    const size_t tmax = msm_aff_tmax(ctx, G);
     size_t ub = m;
     while (a.rounds < R) {
         /* sum over buckets of ceil(len / 2) <= (entries + non-empty buckets) / 2 */

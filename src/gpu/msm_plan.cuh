@@ -78,8 +78,8 @@ struct aff_plan {
     uint32_t thr[8];
 };
 aff_plan msm_aff_rounds(const struct gpu_ctx *ctx, const msm_grp &G, size_t n, size_t m, size_t nb);
-/* Threads of one wave of the round kernel (the cap on a round's threads). */
-size_t msm_aff_wave(const struct gpu_ctx *ctx, const msm_grp &G);
+/* The most threads a batch-affine round takes (msm.aff_tps_g1/g2 per SM). */
+size_t msm_aff_tmax(const struct gpu_ctx *ctx, const msm_grp &G);
 
 /* New GPU memory the named slots take at these sizes (a slot smaller than asked for regrows,
  * and gpu_scratch frees the old buffer first, so it costs the difference; lent slots cost

@@ -108,11 +108,11 @@ template <class F> __global__ void k_to_jac(d_jac<F> *out, const d_xyzz<F> *in)
 /* ---- host side ---- */
 
 /* 0/1 sums: at most sum.aff batch-affine rounds (0: the XYZZ kernel alone); a round of v
- * pairs runs while v >= sum.aff_minpt x sum.aff_min_t, on min(v / sum.aff_minpt, one wave of
- * the round kernel) threads. Bitmaps of fewer than sum.aff_min_n bits, and sums whose round
+ * pairs runs while v >= sum.aff_minpt x sum.aff_min_t, on min(v / sum.aff_minpt, the MSM
+ * rounds' msm_aff_tmax) threads. Bitmaps of fewer than sum.aff_min_n bits, and sums whose round
  * buffers do not fit in free GPU memory, take the XYZZ kernel (decisions.md, "0/1 sums by
  * batch-affine rounds, not per-thread XYZZ").
- * Later rounds have too few pairs per thread for one wave, and their launches and inversions
+ * Later rounds have too few pairs for that many threads, and their launches and inversions
  * cost more than the XYZZ pass they shorten. */
 template <class F>
 static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *bases, const uint32_t *bitmap,
@@ -125,7 +125,7 @@ static int sum_bitmap_aff(struct gpu_ctx *ctx, d_xyzz<F> *out, const d_aff<F> *b
     const size_t minpt = (size_t)gpu_tuning.sum_aff_minpt;
     const size_t mint = (size_t)gpu_tuning.sum_aff_min_t;
     const size_t sms = (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
-    const size_t tmax = msm_aff_wave(ctx, msm_grp_of<F>());
+    const size_t tmax = msm_aff_tmax(ctx, msm_grp_of<F>());
     const uint32_t nw = (uint32_t)((n + 31) / 32);
     const unsigned TB = 256;
     /* word counts, their exclusive prefix, the total and the round's pair count */
