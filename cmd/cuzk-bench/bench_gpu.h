@@ -22,6 +22,7 @@ struct plike {
     const g2_aff_t *p2;
     size_t d1, d2;
     const char *label;      /* "porep": the figures are printed as gpu_<label>_prove_... */
+    bool key_pinned;        /* pl_key allocated the key page-locked */
 };
 #define PL_D1 ((size_t)1 << 16)
 #define PL_D2 ((size_t)1 << 14)

@@ -46,6 +46,10 @@ static int post_witness(struct plike *pl, const struct fil_circuit *c, struct cu
     for (size_t i = 0; i < g.n && !rc; i++)
         rc = fil_post_sector_proof_parse(&sp[i], &g.cfg, g.blob[i], g.len, (unsigned)i, err);
     double parse_ms = ms_of(cuzk_now_ns() - t0);
+    /* the daemon's native check of the request (every path against its comm_r) */
+    t0 = cuzk_now_ns();
+    if (!rc) rc = fil_post_request_check(p, sp, g.n, rnd, 0, pool_default(), err);
+    if (!rc) printf("check %zu sector proof(s): %.1f ms\n", g.n, ms_of(cuzk_now_ns() - t0));
     uint32_t ni = 0, na = 0;
     t0 = cuzk_now_ns();
     if (!rc) rc = fil_post_witness_values(&pl->in, &pl->aux, &ni, &na, &g.cfg, sp, g.n, pool_default(), err);
@@ -118,7 +122,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     char label[32];
     snprintf(label, sizeof label, "%s", k == FIL_CIRCUIT_SNAP ? "snap" : k == FIL_CIRCUIT_WINDOW_POST ? "window_post"
                                                                                                    : "winning_post");
-    struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2, label};
+    struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2, label, false};
     uint64_t t0 = cuzk_now_ns();
     int rc = fil_circuit_shape(&s, &c, &err);
     if (!rc) printf("%s %s: %llu constraints (with the input rows), %u inputs, %u aux; shape %.1f s\n", kind_s,

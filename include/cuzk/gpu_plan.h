@@ -54,11 +54,14 @@ uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors);
 
 #define GPU_PLAN_MIN_CHUNK (512ull << 20)   /* smallest streamed piece: 5.6 M G1 points */
 
-/* The fastest plan that fits, in this order: resident key, matrices on the device, two
- * witness buffers, then one; resident key, matrices in host memory, two, then one; then the
- * same four with a streamed key. Each of the eight is tried with the h pipeline's three vectors,
- * then with two (c waits for a b: a few ms). A streamed key goes in pieces of the largest vector
- * when two such buffers fit, else in the largest pieces that do (at least GPU_PLAN_MIN_CHUNK).
+/* The fastest plan that fits, by the time a proof loses to PCIe, in five tiers: (1) resident
+ * key, matrices on the device; (2) key streamed in whole vectors (two buffers of the largest),
+ * matrices on the device: each upload hides behind the previous vector's MSM; (3) resident key,
+ * matrices in host memory (read by the SpMV on the critical path); (4) key streamed in pieces,
+ * matrices on the device; (5) streamed in pieces, matrices in host memory. Within a tier two
+ * witness buffers before one, and three h vectors before two (c waits for a b: a few ms). A
+ * streamed key goes in pieces of the largest vector when two such buffers fit, else in the
+ * largest pieces that do (at least GPU_PLAN_MIN_CHUNK).
  * CUZK_E_GPU_NOMEM, naming the smallest need and what it is made of, when not even a key
  * streamed in the smallest pieces, matrices in host memory, two h vectors and one witness
  * buffer fit. */

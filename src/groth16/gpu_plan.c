@@ -1,6 +1,8 @@
 /* gpu_plan.c: the device memory plan of a proving key and its proofs (gpu_plan.h). */
 #include "cuzk/gpu_plan.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
@@ -18,36 +20,45 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
         key += in->key[k];
         if (in->key[k] > largest) largest = in->key[k];
     }
-    /* in order of the bytes each proof moves over PCIe: a streamed key moves its whole size
-     * (47 GB at 32 GiB PoRep), matrices read from host memory theirs (7 GB), a witness upload
-     * under the device lock a fraction of a GB; smaller pieces cost more launches; two h
-     * vectors instead of three cost the overlap of c's transform with a's and b's */
-    for (int streamed = 0; streamed < 2; streamed++)
-        for (int mapped = 0; mapped < 2; mapped++)
-            for (unsigned wit = 2; wit >= 1; wit--)
-                for (unsigned vec = 3; vec >= 2; vec--) {
-                    const uint64_t work = gpu_plan_work_bytes(in->domain, vec);
-                    const uint64_t need = (mapped ? 0 : in->shape) + work + wit * in->witness;
-                    uint64_t kb = key, chunk = 0;
-                    if (!streamed) {
-                        if (need + key > in->mem) continue;
-                    } else {
-                        if (need >= in->mem) continue;
-                        chunk = (in->mem - need) / 2;
-                        if (chunk > largest) chunk = largest;
-                        if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
-                        kb = 2 * chunk;
-                    }
-                    out->key_mode = streamed ? GPU_KEY_STREAMED : GPU_KEY_RESIDENT;
-                    out->shape_mapped = mapped;
-                    out->witness_buffers = wit;
-                    out->h_vectors = vec;
-                    out->key_bytes = kb;
-                    out->stream_chunk = chunk;
-                    out->work_bytes = work;
-                    out->total = need + kb;
-                    return CUZK_OK;
+    /* In order of the time a proof loses to PCIe. A resident key with the matrices on the
+     * device loses none. A key streamed in whole vectors through two or more buffers loses
+     * almost none: each vector uploads during the previous vector's MSM, which consumes points
+     * slower than a pinned DMA delivers them (a streamed 2^27 PoRep prove ran as fast as the
+     * resident one). Matrices read from host memory lose their whole size on the critical path
+     * (the SpMV waits for them: ~0.5 s for WindowPoSt 32 GiB's 9.9 GB). A key streamed in
+     * pieces smaller than a vector runs every MSM per piece, and with the matrices in host
+     * memory it pays both. Within each, two witness buffers before one and three h vectors
+     * before two (c then waits for a b: a few ms). */
+    static const struct { bool streamed, mapped, whole; } tiers[] = {
+        {false, false, false}, {true, false, true}, {false, true, false}, {true, false, false}, {true, true, false},
+    };
+    for (size_t t = 0; t < sizeof tiers / sizeof *tiers; t++)
+        for (unsigned wit = 2; wit >= 1; wit--)
+            for (unsigned vec = 3; vec >= 2; vec--) {
+                const bool streamed = tiers[t].streamed, mapped = tiers[t].mapped;
+                const uint64_t work = gpu_plan_work_bytes(in->domain, vec);
+                const uint64_t need = (mapped ? 0 : in->shape) + work + wit * in->witness;
+                uint64_t kb = key, chunk = 0;
+                if (!streamed) {
+                    if (need + key > in->mem) continue;
+                } else {
+                    if (need >= in->mem) continue;
+                    chunk = (in->mem - need) / 2;
+                    if (chunk > largest) chunk = largest;
+                    if (tiers[t].whole && chunk < largest) continue;
+                    if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
+                    kb = 2 * chunk;
                 }
+                out->key_mode = streamed ? GPU_KEY_STREAMED : GPU_KEY_RESIDENT;
+                out->shape_mapped = mapped;
+                out->witness_buffers = wit;
+                out->h_vectors = vec;
+                out->key_bytes = kb;
+                out->stream_chunk = chunk;
+                out->work_bytes = work;
+                out->total = need + kb;
+                return CUZK_OK;
+            }
     memset(out, 0, sizeof *out);
     const uint64_t piece = largest < GPU_PLAN_MIN_CHUNK ? largest : GPU_PLAN_MIN_CHUNK;
     const uint64_t work = gpu_plan_work_bytes(in->domain, 2);

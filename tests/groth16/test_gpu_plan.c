@@ -17,9 +17,12 @@ static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
     return lo + x % (hi - lo + 1);
 }
 
-/* Option i from the header's contract: key streamed (i / 8), matrices in host memory
- * (i / 4 % 2), one witness buffer (i / 2 % 2), two h vectors (i % 2); its total, or 0 when it
- * does not fit; *chunk: the streamed piece size. */
+/* Option i from the header's contract, fastest first: tier i / 4 (0 resident key with the
+ * matrices on the device, 1 key streamed in whole vectors with the matrices on the device, 2
+ * resident key with the matrices in host memory, 3 streamed in pieces with the matrices on the
+ * device, 4 streamed in pieces with the matrices in host memory), one witness buffer (i / 2 % 2),
+ * two h vectors (i % 2); its total, or 0 when it does not fit; *chunk: the streamed piece size. */
+#define OPTIONS 20
 static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
 {
     uint64_t key = 0, big = 0;
@@ -27,23 +30,32 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
         key += in->key[k];
         if (in->key[k] > big) big = in->key[k];
     }
+    const int tier = i / 4;
+    const bool mapped = tier == 2 || tier == 4, streamed = tier == 1 || tier >= 3;
     const uint64_t vectors = i % 2 ? 2 : 3;
-    uint64_t fixed = (i / 4 % 2 ? 0 : in->shape) + vectors * in->domain * 32 + in->domain / 2 * 32 +
+    uint64_t fixed = (mapped ? 0 : in->shape) + vectors * in->domain * 32 + in->domain / 2 * 32 +
                      14 * in->domain + 2 * GIB + (i / 2 % 2 ? 1 : 2) * in->witness;
     *chunk = 0;
-    if (i < 8) return fixed + key <= in->mem ? fixed + key : 0;
+    if (!streamed) return fixed + key <= in->mem ? fixed + key : 0;
     if (fixed >= in->mem) return 0;
     uint64_t c = (in->mem - fixed) / 2;
     if (c > big) c = big;
+    if (tier == 1 && c < big) return 0;
     if (c < big && c < GPU_PLAN_MIN_CHUNK) return 0;
     *chunk = c;
     return fixed + 2 * c;
 }
 
-static int option_of(const struct gpu_plan *p)
+static int option_of(const struct gpu_plan_in *in, const struct gpu_plan *p)
 {
-    return (p->key_mode == GPU_KEY_STREAMED) * 8 + p->shape_mapped * 4 + (p->witness_buffers == 1) * 2 +
-           (p->h_vectors == 2);
+    uint64_t big = 0;
+    for (int k = 0; k < GPU_PLAN_VECTORS; k++)
+        if (in->key[k] > big) big = in->key[k];
+    int tier = p->key_mode == GPU_KEY_RESIDENT ? (p->shape_mapped ? 2 : 0)
+             : p->shape_mapped                ? 4
+             : p->stream_chunk == big         ? 1
+                                              : 3;
+    return tier * 4 + (p->witness_buffers == 1) * 2 + (p->h_vectors == 2);
 }
 
 TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
@@ -70,7 +82,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         int rc = gpu_plan_make(&in, &p, err);
         int want = -1;
         uint64_t want_total = 0, want_chunk = 0;
-        for (int i = 0; i < 16 && want < 0; i++)
+        for (int i = 0; i < OPTIONS && want < 0; i++)
             if ((want_total = option_fit(&in, i, &want_chunk))) want = i;
         if (want < 0) {
             ASSERT_CODE(rc, CUZK_E_GPU_NOMEM, err);
@@ -84,7 +96,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         ASSERT_EQ_U64(p.total, want_total);
         ASSERT_EQ_U64(p.stream_chunk, want_chunk);
         if (p.key_mode == GPU_KEY_STREAMED) ASSERT_EQ_U64(p.key_bytes, 2 * p.stream_chunk);
-        ASSERT_EQ_INT(option_of(&p), want);
+        ASSERT_EQ_INT(option_of(&in, &p), want);
         ASSERT_EQ_U64(p.total, (p.shape_mapped ? 0 : in.shape) + p.work_bytes + p.key_bytes +
                                    p.witness_buffers * in.witness);
         fits++;
@@ -96,8 +108,8 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
         struct gpu_plan q;
         in.mem += rnd(r, 0, 64) * GIB;
         ASSERT_OK(gpu_plan_make(&in, &q, err), err);
-        ASSERT(option_of(&q) <= option_of(&p));
-        if (option_of(&q) == option_of(&p)) ASSERT(q.stream_chunk >= p.stream_chunk);
+        ASSERT(option_of(&in, &q) <= option_of(&in, &p));
+        if (option_of(&in, &q) == option_of(&in, &p)) ASSERT(q.stream_chunk >= p.stream_chunk);
     }
     /* the sample covered every outcome */
     ASSERT_MSG(fits > 1000 && refused > 100 && streamed > 100 && one_buffer > 20 && mapped > 20 && two_vectors > 20,
@@ -123,10 +135,11 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_EQ_U64(p.witness_buffers, 2);
     ASSERT_EQ_U64(p.h_vectors, 3);
     ASSERT(!p.shape_mapped);
-    porep.mem = 64ull * GIB;   /* the key stays; the matrices move to host memory */
+    porep.mem = 64ull * GIB;   /* streamed in whole vectors, not resident beside mapped matrices */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
-    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
-    ASSERT(p.shape_mapped);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
+    ASSERT_EQ_U64(p.stream_chunk, porep.key[0]);
     ASSERT_EQ_U64(p.witness_buffers, 2);
     ASSERT_EQ_U64(p.h_vectors, 3);
     porep.mem = 56ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
@@ -163,25 +176,37 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_CODE(gpu_plan_make(&porep, &p, err), CUZK_E_GPU_NOMEM, err);
     porep.mem = 64ull * GIB;
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
-    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
-    ASSERT(p.shape_mapped);
-    ASSERT_EQ_U64(p.witness_buffers, 1);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
+    ASSERT_EQ_U64(p.stream_chunk, porep.key[0]);
+    porep.mem = 40ull * GIB;   /* whole vectors no longer fit beside two unpacked witnesses */
+    ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(p.stream_chunk < porep.key[0]);
 
-    /* WindowPoSt 32 GiB: a 56.6 GiB key and its matrices leave no proof working set on an
-     * 80 GB card; the key stays if the matrices go to host memory */
-    struct gpu_plan_in wpost = porep;
-    wpost.key[0] = ((1ull << 27) - 1) * 96;
-    wpost.key[1] = 126900000ull * 96;
-    wpost.key[2] = 126900000ull * 96;
-    wpost.key[3] = 126900000ull * 96;
-    wpost.key[4] = 126900000ull * 192 / 2;
-    wpost.witness = 126900000ull * 32;
-    wpost.mem = 79ull * GIB;
-    ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
-    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
-    ASSERT(p.shape_mapped);
-    wpost.mem = 70ull * GIB;
+    /* WindowPoSt 32 GiB (docs/circuits.md: 125,279,217 constraints + 25,840 input rows, aux
+     * 126,902,376, A-dense aux 96,179,805, B-dense aux 91,925,766, 1,147,216,366 nonzeros): its
+     * 56.6 GiB key beside a proof's working set leaves room on an 80 GB card only with the
+     * matrices (9.9 GB) in host memory, on the SpMV's critical path; streamed in whole vectors
+     * with the matrices on the device instead, each vector's upload hides behind the MSM before */
+    struct gpu_plan_in wpost = {
+        .key = {((1ull << 27) - 1) * 96, 126902376ull * 96, (25840ull + 96179805) * 96, (1ull + 91925766) * 96,
+                (1ull + 91925766) * 192},
+        .shape = 3 * (125305057ull + 1) * 8 + 1147216366ull * 6, .domain = 1ull << 27,
+        .witness = (25840ull + 126902376) * 32};
+    uint64_t wkey = 0;
+    for (int k = 0; k < GPU_PLAN_VECTORS; k++) wkey += wpost.key[k];
+    /* the params file (60,780,374,232 bytes) less its 888-byte header and 96-byte IC points */
+    ASSERT_EQ_U64(wkey, 60780374232ull - 888 - 96ull * 25840);
+    wpost.mem = 76ull * GIB;
     ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
+    ASSERT(!p.shape_mapped);
+    ASSERT_EQ_U64(p.stream_chunk, wpost.key[4]);
+    ASSERT_EQ_U64(p.witness_buffers, 2);
+    ASSERT_EQ_U64(p.h_vectors, 3);
+    wpost.mem = 130ull * GIB;   /* an H200: resident, matrices on the device */
+    ASSERT_OK(gpu_plan_make(&wpost, &p, err), err);
+    ASSERT_EQ_INT(p.key_mode, GPU_KEY_RESIDENT);
     ASSERT(!p.shape_mapped);
 }
