@@ -124,7 +124,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
                                                                                                    : "winning_post");
     struct plike pl = {&s, &pk, NULL, NULL, NULL, NULL, PL_D1, PL_D2, label, false};
     uint64_t t0 = cuzk_now_ns();
-    int rc = fil_circuit_shape(&s, &c, &err);
+    int rc = fil_circuit_shape(&s, &c, pool_default(), &err);
     if (!rc) printf("%s %s: %llu constraints (with the input rows), %u inputs, %u aux; shape %.1f s\n", kind_s,
                     size_s, (unsigned long long)s.n_constraints, s.n_inputs, s.n_aux, ms_of(cuzk_now_ns() - t0) / 1e3);
     if (!rc) rc = k == FIL_CIRCUIT_SNAP ? snap_witness(&pl, &c, &err) : post_witness(&pl, &c, &err);

@@ -117,7 +117,7 @@ int params_cmd_setup_circuit(int argc, char **argv)
     struct g16_pk pk;
     memset(&s, 0, sizeof s);
     memset(&pk, 0, sizeof pk);
-    int rc = fil_circuit_shape(&s, &circ, &err);
+    int rc = fil_circuit_shape(&s, &circ, pool_default(), &err);
     if (!rc) printf("shape: %llu constraints, %u inputs, %u aux (%.1f s)\n",
                     (unsigned long long)s.n_constraints, s.n_inputs, s.n_aux, secs_since(t0));
     fflush(stdout);

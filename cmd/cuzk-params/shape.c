@@ -59,16 +59,11 @@ int params_cmd_shape(int argc, char **argv)
         return 1;
     }
     uint64_t t0 = cuzk_now_ns();
-    struct gcs_sink sink = gcs_sink_builder(b);
-    struct gcs cs;
     struct g16_shape s;
     memset(&s, 0, sizeof s);
-    int rc = gcs_init(&cs, GCS_SHAPE, &sink, &err);
-    if (!rc) {
-        fil_circuit_synthesize_blank(&cs, &circ);
-        rc = gcs_status(&cs, &err);
-        gcs_free(&cs);
-    }
+    /* the repeated sub-circuits across the process pool (CUZK_THREADS sets its size) */
+    struct pool *pool = pool_default();
+    int rc = fil_circuit_shape_into(b, &circ, pool, &err);
     if (!rc) rc = g16_builder_finish(b, &s, &err);
     g16_builder_free(b);
     if (!rc && out) rc = g16_shape_save(&s, out, &err);
@@ -84,7 +79,8 @@ int params_cmd_shape(int argc, char **argv)
     printf("a_aux_density %llu\nb_inp_density %llu\nb_aux_density %llu\n",
            (unsigned long long)s.a_aux_count, (unsigned long long)s.b_inp_count,
            (unsigned long long)s.b_aux_count);
-    fprintf(stderr, "shape: %s %s: %.2f s\n", kind, size_s, (double)(cuzk_now_ns() - t0) / 1e9);
+    fprintf(stderr, "shape: %s %s: %.2f s wall, %u threads\n", kind, size_s, (double)(cuzk_now_ns() - t0) / 1e9,
+            pool_size(pool));
     g16_shape_free(&s);
     return 0;
 }

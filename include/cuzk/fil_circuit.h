@@ -48,8 +48,15 @@ void fil_circuit_synthesize_blank(struct gcs *cs, const struct fil_circuit *c);
 /* Its counts by a counting pass: rows = constraints + inputs (the prover's matrix rows). */
 int fil_circuit_count(const struct fil_circuit *c, uint64_t *rows, uint32_t *n_inputs,
                       uint32_t *n_aux, struct cuzk_error *err);
-/* Its shape (the R1CS matrices as the prover reads them). */
-int fil_circuit_shape(struct g16_shape *out, const struct fil_circuit *c, struct cuzk_error *err);
+/* Its shape (the R1CS matrices as the prover reads them), synthesized in parallel on pool
+ * (NULL: in this thread): the kind's repeated sub-circuits (PoSt sectors, PoRep and SnapDeals
+ * challenges) are segments of g16_builder_segments. Byte-identical to a GCS_SHAPE context
+ * on one builder through fil_circuit_synthesize_blank, which stays the tests' oracle. */
+int fil_circuit_shape(struct g16_shape *out, const struct fil_circuit *c, struct pool *pool,
+                      struct cuzk_error *err);
+/* The same into a caller's builder (fresh; count-only ones too), not finished. */
+int fil_circuit_shape_into(struct g16_builder *b, const struct fil_circuit *c, struct pool *pool,
+                           struct cuzk_error *err);
 /* The v28 parameter file stem ("v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-
  * 8-8-0-0377de…"; add ".params" / ".vk"). */
 int fil_circuit_param_stem(char *out, size_t out_len, const struct fil_circuit *c,

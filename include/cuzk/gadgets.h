@@ -39,7 +39,8 @@ struct gcs_sink {
     uint32_t (*alloc_aux)(void *ctx);
     int (*enforce)(void *ctx, struct g16_lc a, struct g16_lc b, struct g16_lc c);
 };
-/* A sink that feeds a g16_builder (the builder must be fresh: only ONE allocated). */
+/* A sink that feeds a g16_builder: a fresh one (only ONE allocated) under gcs_init, or any
+ * builder under gcs_init_at with the builder's g16_builder_counts. */
 struct gcs_sink gcs_sink_builder(struct g16_builder *b);
 
 /* Growable linear combination (terms in insertion order; duplicates are merged by the
@@ -65,6 +66,12 @@ struct gcs {
 
 /* sink may be NULL unless mode & GCS_SHAPE. ONE is allocated here (input 0). */
 int gcs_init(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, struct cuzk_error *err);
+/* A shape or counting context (not GCS_VALUES) whose numbering starts at n_inputs / n_aux
+ * instead of after ONE: one segment of a circuit whose earlier variables were numbered
+ * elsewhere (a segment builder of g16_builder_segments, whose g16_builder_counts give the
+ * start), so that its handles and the sink's agree. Gadgets may still use ONE. */
+int gcs_init_at(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, uint32_t n_inputs,
+                uint32_t n_aux, struct cuzk_error *err);
 void gcs_free(struct gcs *cs);
 /* Pre-size the value vectors (optional; avoids reallocation for big circuits). */
 int gcs_reserve(struct gcs *cs, size_t n_aux, size_t n_inputs);

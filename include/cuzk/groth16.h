@@ -69,6 +69,27 @@ uint32_t g16_alloc_aux(struct g16_builder *b);     /* returns G16_VAR_AUX(k) */
 int g16_enforce(struct g16_builder *b, struct g16_lc a, struct g16_lc bb, struct g16_lc c);
 /* Append the input rows and produce the shape (moved out; builder is then empty). */
 int g16_builder_finish(struct g16_builder *b, struct g16_shape *out, struct cuzk_error *err);
+/* The next input and aux indices (= counts; ONE included) and the rows recorded so far; any
+ * pointer may be NULL. In a segment builder (below): its next GLOBAL handles' indices, so a
+ * segment's synthesis can number its variables from there, and its own rows. */
+void g16_builder_counts(const struct g16_builder *b, uint32_t *n_inputs, uint32_t *n_aux, uint64_t *n_rows);
+
+/* Repeated sub-circuits, recorded in parallel. After whatever b holds (the prefix: ONE and
+ * any shared head), n_seg segments are appended as if recorded one after another into b:
+ * the result (rows, columns, coefficient table order, densities) is byte-identical to the
+ * sequential recording. fn(ctx, i, sb, err) records segment i into sb, a segment builder:
+ * g16_alloc_input / g16_alloc_aux on it return b's GLOBAL handles, from b's counts at this
+ * call + i * seg_inputs (resp. i * seg_aux); its rows may reference the prefix's variables
+ * and its own, nothing else ("segment 17, constraint 5: variable aux 123 belongs to neither
+ * the prefix nor this segment", CUZK_E_INVALID_ARG). Each segment must allocate exactly
+ * seg_inputs inputs and seg_aux aux (CUZK_E_INTERNAL naming the segment otherwise). fn runs
+ * on pool's threads (NULL: in this thread, in order), several segments at a time, so it
+ * must only read shared state; it must not touch b, nor finish sb. The first failing
+ * segment (lowest index) gives the error, which b keeps (sticky, as for g16_enforce).
+ * Count-only builders work the same way (segments store no matrices then). */
+typedef int (*g16_segment_fn)(void *ctx, size_t seg, struct g16_builder *sb, struct cuzk_error *err);
+int g16_builder_segments(struct g16_builder *b, size_t n_seg, uint32_t seg_inputs, uint32_t seg_aux,
+                         g16_segment_fn fn, void *ctx, struct pool *pool, struct cuzk_error *err);
 
 /* Shape files: little-endian, magic "CUZKSHP1", version, counts, arrays, CRC-32C trailer. */
 int g16_shape_save(const struct g16_shape *s, const char *path, struct cuzk_error *err);

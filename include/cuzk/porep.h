@@ -78,11 +78,17 @@ int porep_layout_get(struct porep_layout *out, const struct porep_config *c, str
 /* Witness values of one partition, challenges synthesized in parallel on pool (NULL: in the
  * calling thread, one challenge after another), each into its own slice of the caller's
  * vectors: inputs[layout.n_inputs] (ONE first) and aux[layout.n_aux]. Byte-identical to
- * porep_synthesize in GCS_VALUES mode. The shape and counting modes need the global order of
- * a single context (the builder numbers variables as they come) and keep using
- * porep_synthesize. */
+ * porep_synthesize in GCS_VALUES mode. Counting keeps using porep_synthesize. */
 int porep_witness_values(fr_t *inputs, fr_t *aux, const struct porep_config *c,
                          const struct porep_witness *w, struct pool *pool, struct cuzk_error *err);
+
+/* Parallel shape: the blank partition recorded into b (a fresh builder, or the circuit is
+ * appended after what b holds). The header goes into b in this thread (the prefix), then the
+ * challenges are segments of g16_builder_segments across pool (NULL: in order, here), each
+ * referencing only the header's variables and its own. Byte-identical to
+ * porep_synthesize(NULL) in one GCS_SHAPE context on b (tests compare the two). On error b
+ * holds part of the circuit (free it). */
+int porep_shape(struct g16_builder *b, const struct porep_config *c, struct pool *pool, struct cuzk_error *err);
 
 /* Building blocks, exposed for tests (upstream gadget tests pin their counts). */
 /* PoR inclusion with an allocated leaf and private allocated root (enforce_inclusion). */

@@ -69,6 +69,13 @@ struct pool;
 int post_witness_values(fr_t *inputs, fr_t *aux, const struct post_config *c, const struct post_witness *w,
                         struct pool *pool, struct cuzk_error *err);
 
+/* Parallel shape: the blank circuit recorded into b (a fresh builder, or the circuit is
+ * appended after what b holds), the sectors as segments of g16_builder_segments across pool
+ * (NULL: in order, in this thread). The result is byte-identical to post_synthesize(NULL)
+ * in one GCS_SHAPE context on b (tests compare the two). On error b holds part of the
+ * circuit (free it). */
+int post_shape(struct g16_builder *b, const struct post_config *c, struct pool *pool, struct cuzk_error *err);
+
 /* Counts of the circuit (constraints without the prover's input rows; inputs with ONE). */
 struct post_counts {
     uint64_t n_constraints;

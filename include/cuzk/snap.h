@@ -74,6 +74,14 @@ struct pool;
 int snap_witness_values(fr_t *inputs, fr_t *aux, const struct snap_config *c, const struct snap_witness *w,
                         struct pool *pool, struct cuzk_error *err);
 
+/* Parallel shape: the blank partition recorded into b (a fresh builder, or the circuit is
+ * appended after what b holds): the header into b in this thread (the prefix), then the
+ * challenges as segments of g16_builder_segments across pool (NULL: in order, here), each
+ * referencing only the header's variables and its own aux. Byte-identical to
+ * snap_synthesize(NULL) in one GCS_SHAPE context on b (tests compare the two). On error b
+ * holds part of the circuit (free it). */
+int snap_shape(struct g16_builder *b, const struct snap_config *c, struct pool *pool, struct cuzk_error *err);
+
 /* ------------------------------------------------------------ native side -- */
 
 /* Poseidon arity 2 under the Custom(Arbitrary(1)) tag 2^40 (POSEIDON_CONSTANTS_GEN_RANDOMNESS):

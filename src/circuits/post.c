@@ -299,3 +299,44 @@ int post_witness_values(fr_t *inputs, fr_t *aux, const struct post_config *c, co
     cuzk_free(x.err);
     return rc;
 }
+
+/* ------------------------------------------------------------ parallel shape -- */
+
+struct post_shape_ctx {
+    const struct post_config *c;
+    const struct poseidon_consts *p2;
+    unsigned ar[POREP_MAX_LEVELS], levels;
+};
+
+/* Sector s into its segment builder: a shape context numbering from the segment's first
+ * global handles, so the sector's rows carry the handles the sequential run gives them. */
+static int post_shape_sector(void *ctx, size_t s, struct g16_builder *sb, struct cuzk_error *err)
+{
+    (void)s;
+    const struct post_shape_ctx *x = ctx;
+    uint32_t in0, aux0;
+    g16_builder_counts(sb, &in0, &aux0, NULL);
+    struct gcs_sink sink = gcs_sink_builder(sb);
+    struct gcs cs;
+    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
+    if (rc) return rc;
+    synth_sector(&cs, x->c, x->ar, x->levels, x->p2, NULL);
+    rc = gcs_status(&cs, err);
+    gcs_free(&cs);
+    return rc;
+}
+
+int post_shape(struct g16_builder *b, const struct post_config *c, struct pool *pool, struct cuzk_error *err)
+{
+    if (!b || !c) return cuzk_fail(err, CUZK_E_INVALID_ARG, "post_shape: NULL argument");
+    struct post_layout l;
+    int rc = check_config(c, err);
+    if (!rc) rc = post_layout_get(&l, c, err);
+    if (rc) return rc;
+    struct post_shape_ctx x = {.c = c};
+    struct cuzk_error e;
+    if (!(x.p2 = poseidon_consts_get(2, &e))) return cuzk_fail(err, e.code, "%s", e.msg);
+    x.levels = post_tree_arities(c, x.ar);
+    /* no prefix: the sectors follow ONE */
+    return g16_builder_segments(b, c->sectors, l.sector_inputs, l.sector_aux, post_shape_sector, &x, pool, err);
+}

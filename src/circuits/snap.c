@@ -591,3 +591,59 @@ int snap_witness_values(fr_t *inputs, fr_t *aux, const struct snap_config *c, co
     cuzk_free(x);
     return rc;
 }
+
+/* ------------------------------------------------------------ parallel shape -- */
+
+struct snap_shape_ctx {
+    const struct snap_config *c;
+    const struct snap_head *hd;     /* the header's variables and constants: only read */
+};
+
+/* Challenge ci into its segment builder, numbered from the segment's first aux (a challenge
+ * allocates no input), with scratch of its own for the sibling lists. */
+static int snap_shape_challenge(void *ctx, size_t ci, struct g16_builder *sb, struct cuzk_error *err)
+{
+    const struct snap_shape_ctx *x = ctx;
+    gnum *sib = cuzk_malloc(scratch_len(x->c) * sizeof *sib);
+    if (!sib) return cuzk_fail(err, CUZK_E_NOMEM, "snap: challenge %zu scratch", ci);
+    uint32_t in0, aux0;
+    g16_builder_counts(sb, &in0, &aux0, NULL);
+    struct gcs_sink sink = gcs_sink_builder(sb);
+    struct gcs cs;
+    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
+    if (!rc) {
+        synth_challenge(&cs, x->c, x->hd, (unsigned)ci, NULL, sib);
+        rc = gcs_status(&cs, err);
+        gcs_free(&cs);
+    }
+    cuzk_free(sib);
+    return rc;
+}
+
+int snap_shape(struct g16_builder *b, const struct snap_config *c, struct pool *pool, struct cuzk_error *err)
+{
+    if (!b || !c) return cuzk_fail(err, CUZK_E_INVALID_ARG, "snap_shape: NULL argument");
+    struct snap_layout l;
+    int rc = snap_layout_get(&l, c, err);     /* checks the config too */
+    if (rc) return rc;
+    struct snap_head *hd = cuzk_calloc(1, sizeof *hd);
+    if (!hd) return cuzk_fail(err, CUZK_E_NOMEM, "snap_shape: header");
+    /* the header (steps 1-11) into b itself: the prefix every challenge references */
+    uint32_t in0, aux0;
+    g16_builder_counts(b, &in0, &aux0, NULL);
+    struct gcs_sink sink = gcs_sink_builder(b);
+    struct gcs cs;
+    rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
+    if (!rc) {
+        synth_head(&cs, hd, c, NULL);
+        rc = gcs_status(&cs, err);
+        gcs_free(&cs);
+    }
+    if (!rc) {
+        struct snap_shape_ctx x = {.c = c, .hd = hd};
+        rc = g16_builder_segments(b, c->challenges, 0, l.ch_aux, snap_shape_challenge, &x, pool, err);
+    }
+    cuzk_free(hd->dbits);
+    cuzk_free(hd);
+    return rc;
+}

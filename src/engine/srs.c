@@ -261,7 +261,7 @@ static int shape_build(struct srs_entry *x, const struct fil_circuit *c, const c
     const char *kname = fil_circuit_kind_name(c->kind);
     const uint64_t t0 = cuzk_now_ns();
     cuzk_log(CLOG_INFO, "building the %s shape (once; saved next to the parameters): circuit=%s", kname, x->id);
-    int rc = fil_circuit_shape(&x->shape, c, err);
+    int rc = fil_circuit_shape(&x->shape, c, pool_default(), err);
     if (rc) return rc;
     x->has_shape = true;
     /* Best effort: a read-only param_cache only costs the rebuild next time. The temporary

@@ -17,46 +17,27 @@
 #error "shape files are written with host byte order, which must be little-endian"
 #endif
 
-#define MAX_COEFFS 65536u
+#include "shape_internal.h"
+
+#define MAX_COEFFS G16_MAX_COEFFS
 #define HASH_SLOTS (1u << 17)   /* 2x the coefficient limit: short probe chains */
 
 /* ------------------------------------------------------------------ builder -- */
 
-struct mat_build {
-    uint64_t *row_ptr;      /* rows + 1 */
-    uint32_t *col;          /* tagged variable handles until finish, then columns */
-    uint16_t *cidx;
-    uint64_t nnz, nnz_cap, row_cap;
-};
-
-struct g16_builder {
-    bool count_only;
-    uint32_t n_inputs, n_aux;
-    uint64_t n_rows;
-    struct mat_build m[3];
-    fr_t *coeffs;
-    uint32_t n_coeffs;
-    uint32_t *slots;                 /* coefficient hash: index + 1, 0 = empty */
-    uint64_t *a_aux, *b_inp, *b_aux; /* density bitmaps, grown with the variable counts */
-    size_t inp_words, aux_words;     /* capacity in words */
-    struct g16_term *scratch;
-    size_t scratch_cap;
-    struct cuzk_error err;           /* sticky: the first failure, reported by finish */
-};
-
-static int bfail(struct g16_builder *b, int code, const char *what)
+int g16__bfail(struct g16_builder *b, int code, const char *what)
 {
-    if (b->err.code == CUZK_OK) cuzk_fail(&b->err, code, "g16 builder: %s", what);
+    if (b->err.code == CUZK_OK) {
+        if (b->segment) cuzk_fail(&b->err, code, "g16 builder: segment %zu: %s", b->seg_index, what);
+        else cuzk_fail(&b->err, code, "g16 builder: %s", what);
+    }
     return b->err.code;
 }
+#define bfail g16__bfail
 
-struct g16_builder *g16_builder_new(bool count_only, struct cuzk_error *err)
+struct g16_builder *g16__builder_alloc(bool count_only)
 {
     struct g16_builder *b = cuzk_calloc(1, sizeof *b);
-    if (!b) {
-        cuzk_fail(err, CUZK_E_NOMEM, "g16_builder_new: out of memory");
-        return NULL;
-    }
+    if (!b) return NULL;
     b->count_only = count_only;
     b->slots = cuzk_calloc(HASH_SLOTS, sizeof *b->slots);
     b->coeffs = cuzk_malloc(MAX_COEFFS * sizeof *b->coeffs);
@@ -72,11 +53,20 @@ struct g16_builder *g16_builder_new(bool count_only, struct cuzk_error *err)
         }
     }
     if (!b->slots || !b->coeffs) goto oom;
-    (void)g16_alloc_input(b);   /* ONE */
-    if (b->err.code) goto oom;
     return b;
 oom:
     g16_builder_free(b);
+    return NULL;
+}
+
+struct g16_builder *g16_builder_new(bool count_only, struct cuzk_error *err)
+{
+    struct g16_builder *b = g16__builder_alloc(count_only);
+    if (b) {
+        (void)g16_alloc_input(b);   /* ONE */
+        if (!b->err.code) return b;
+        g16_builder_free(b);
+    }
     cuzk_fail(err, CUZK_E_NOMEM, "g16_builder_new: out of memory");
     return NULL;
 }
@@ -91,15 +81,23 @@ void g16_builder_free(struct g16_builder *b)
     }
     cuzk_free(b->coeffs);
     cuzk_free(b->slots);
-    cuzk_free(b->a_aux);
-    cuzk_free(b->b_inp);
-    cuzk_free(b->b_aux);
+    if (!b->segment) {   /* a segment builder's bitmaps are its main builder's */
+        cuzk_free(b->a_aux);
+        cuzk_free(b->b_inp);
+        cuzk_free(b->b_aux);
+    }
     cuzk_free(b->scratch);
     cuzk_free(b);
 }
 
-/* Grow a zero-filled bitmap to hold bit `idx`. */
-static bool bitmap_reserve(uint64_t **bm, size_t *cap_words, uint64_t idx)
+void g16_builder_counts(const struct g16_builder *b, uint32_t *n_inputs, uint32_t *n_aux, uint64_t *n_rows)
+{
+    if (n_inputs) *n_inputs = b->n_inputs;
+    if (n_aux) *n_aux = b->n_aux;
+    if (n_rows) *n_rows = b->n_rows;
+}
+
+bool g16__bitmap_reserve(uint64_t **bm, size_t *cap_words, uint64_t idx)
 {
     size_t need = (size_t)(idx / 64) + 1;
     if (need <= *cap_words) return true;
@@ -113,14 +111,32 @@ static bool bitmap_reserve(uint64_t **bm, size_t *cap_words, uint64_t idx)
     return true;
 }
 
+/* A segment builder hands out the handles of its own range only; its bitmaps were sized for
+ * the whole run up front, so they never grow here. Allocating past the range would take the
+ * next segment's handles (and write past the bitmaps), so it fails at once. */
+static bool seg_alloc_ok(struct g16_builder *b, bool aux)
+{
+    uint32_t used = aux ? b->n_aux - b->seg_aux0 : b->n_inputs - b->seg_in0;
+    uint32_t limit = aux ? b->seg_aux : b->seg_inputs;
+    if (used < limit) return true;
+    if (b->err.code == CUZK_OK)
+        cuzk_fail(&b->err, CUZK_E_INTERNAL, "g16 builder: segment %zu allocates more than the %u %s it declared",
+                  b->seg_index, limit, aux ? "aux" : "inputs");
+    return false;
+}
+
 uint32_t g16_alloc_input(struct g16_builder *b)
 {
+    if (b->segment) {
+        if (!seg_alloc_ok(b, false)) return G16_VAR_INPUT(0);
+        return G16_VAR_INPUT(b->n_inputs++);
+    }
     if (b->n_inputs >= G16_VAR_AUX_BIT - 1) {
         bfail(b, CUZK_E_INVALID_ARG, "too many inputs");
         return G16_VAR_INPUT(0);
     }
     size_t cap = b->inp_words;
-    if (!bitmap_reserve(&b->b_inp, &cap, b->n_inputs)) {
+    if (!g16__bitmap_reserve(&b->b_inp, &cap, b->n_inputs)) {
         bfail(b, CUZK_E_NOMEM, "out of memory growing the input density");
         return G16_VAR_INPUT(0);
     }
@@ -130,13 +146,17 @@ uint32_t g16_alloc_input(struct g16_builder *b)
 
 uint32_t g16_alloc_aux(struct g16_builder *b)
 {
+    if (b->segment) {
+        if (!seg_alloc_ok(b, true)) return G16_VAR_AUX(0);
+        return G16_VAR_AUX(b->n_aux++);
+    }
     if (b->n_aux >= G16_VAR_AUX_BIT - 1) {
         bfail(b, CUZK_E_INVALID_ARG, "too many aux variables");
         return G16_VAR_AUX(0);
     }
     size_t cap = b->aux_words, cap2 = b->aux_words;
-    if (!bitmap_reserve(&b->a_aux, &cap, b->n_aux) ||
-        !bitmap_reserve(&b->b_aux, &cap2, b->n_aux)) {
+    if (!g16__bitmap_reserve(&b->a_aux, &cap, b->n_aux) ||
+        !g16__bitmap_reserve(&b->b_aux, &cap2, b->n_aux)) {
         bfail(b, CUZK_E_NOMEM, "out of memory growing the aux densities");
         return G16_VAR_AUX(0);
     }
@@ -153,8 +173,7 @@ static uint32_t coeff_hash(const fr_t *c)
     return (uint32_t)(h >> 47);   /* 17 bits */
 }
 
-/* Index of c in the coefficient table, inserting it; -1 when the table is full. */
-static long coeff_index(struct g16_builder *b, const fr_t *c)
+long g16__coeff_index(struct g16_builder *b, const fr_t *c)
 {
     uint32_t h = coeff_hash(c);
     for (;;) {
@@ -169,10 +188,47 @@ static long coeff_index(struct g16_builder *b, const fr_t *c)
     return (long)(b->n_coeffs - 1);
 }
 
+void g16__coeffs_clear(struct g16_builder *b)
+{
+    if (b->n_coeffs) memset(b->slots, 0, HASH_SLOTS * sizeof *b->slots);
+    b->n_coeffs = 0;
+}
+
 static int term_cmp(const void *x, const void *y)
 {
     uint32_t a = ((const struct g16_term *)x)->var, c = ((const struct g16_term *)y)->var;
     return (a > c) - (a < c);
+}
+
+/* Whether v may appear in a row of b; records the precise error otherwise. A segment sees
+ * the prefix and the part of its own range it has allocated, nothing else: another
+ * segment's variables are recorded by another thread and numbered independently. */
+static bool var_ok(struct g16_builder *b, uint32_t v)
+{
+    bool aux = (v & G16_VAR_AUX_BIT) != 0;
+    uint32_t k = v & ~G16_VAR_AUX_BIT;
+    const char *kind = aux ? "aux " : "input ";
+    if (!b->segment) {
+        if (k < (aux ? b->n_aux : b->n_inputs)) return true;
+        if (b->err.code == CUZK_OK)
+            cuzk_fail(&b->err, CUZK_E_INVALID_ARG, "g16 builder: constraint %llu: unallocated variable %s%u",
+                      (unsigned long long)b->n_rows, kind, k);
+        return false;
+    }
+    uint32_t pre = aux ? b->pre_aux : b->pre_inputs, lo = aux ? b->seg_aux0 : b->seg_in0;
+    uint32_t next = aux ? b->n_aux : b->n_inputs, hi = lo + (aux ? b->seg_aux : b->seg_inputs);
+    if (k < pre || (k >= lo && k < next)) return true;
+    if (b->err.code == CUZK_OK) {
+        if (k >= lo && k < hi)
+            cuzk_fail(&b->err, CUZK_E_INVALID_ARG,
+                      "g16 builder: segment %zu, constraint %llu: unallocated variable %s%u", b->seg_index,
+                      (unsigned long long)b->n_rows, kind, k);
+        else
+            cuzk_fail(&b->err, CUZK_E_INVALID_ARG,
+                      "g16 builder: segment %zu, constraint %llu: variable %s%u belongs to neither the prefix "
+                      "nor this segment", b->seg_index, (unsigned long long)b->n_rows, kind, k);
+    }
+    return false;
 }
 
 /* Copy lc into scratch sorted by handle (inputs before aux, ascending), merging duplicate
@@ -188,16 +244,7 @@ static long normalize(struct g16_builder *b, struct g16_lc lc)
     }
     struct g16_term *t = b->scratch;
     for (size_t i = 0; i < lc.n; i++) {
-        uint32_t v = lc.t[i].var;
-        bool ok = (v & G16_VAR_AUX_BIT) ? (v & ~G16_VAR_AUX_BIT) < b->n_aux : v < b->n_inputs;
-        if (!ok) {
-            if (b->err.code == CUZK_OK)
-                cuzk_fail(&b->err, CUZK_E_INVALID_ARG,
-                          "g16 builder: constraint %llu: unallocated variable %s%u",
-                          (unsigned long long)b->n_rows, (v & G16_VAR_AUX_BIT) ? "aux " : "input ",
-                          v & ~G16_VAR_AUX_BIT);
-            return -1;
-        }
+        if (!var_ok(b, lc.t[i].var)) return -1;
         t[i] = lc.t[i];
     }
     if (lc.n <= 16) {
@@ -222,17 +269,17 @@ static long normalize(struct g16_builder *b, struct g16_lc lc)
     return (long)out;
 }
 
-static bool mat_reserve(struct mat_build *m, uint64_t rows, uint64_t nnz)
+bool g16__mat_reserve(struct g16_mat_build *m, uint64_t rows, uint64_t nnz, bool exact)
 {
     if (rows > m->row_cap) {
-        uint64_t cap = m->row_cap * 2 > rows ? m->row_cap * 2 : rows;
+        uint64_t cap = !exact && m->row_cap * 2 > rows ? m->row_cap * 2 : rows;
         uint64_t *p = cuzk_realloc(m->row_ptr, (cap + 1) * sizeof *p);
         if (!p) return false;
         m->row_ptr = p;
         m->row_cap = cap;
     }
     if (nnz > m->nnz_cap) {
-        uint64_t cap = m->nnz_cap * 2 > nnz ? m->nnz_cap * 2 : nnz;
+        uint64_t cap = !exact && m->nnz_cap * 2 > nnz ? m->nnz_cap * 2 : nnz;
         uint32_t *c = cuzk_realloc(m->col, cap * sizeof *c);
         if (!c) return false;
         m->col = c;
@@ -244,32 +291,49 @@ static bool mat_reserve(struct mat_build *m, uint64_t rows, uint64_t nnz)
     return true;
 }
 
+static inline void dens_set(uint64_t *bm, uint32_t k)
+{
+    bm[k / 64] |= 1ULL << (k % 64);
+}
+
+/* Segments recorded at the same time share words (their boundaries, the prefix's
+ * variables): an atomic OR, skipped when the bit is already there (the common case for the
+ * prefix's variables, which every segment references). */
+static inline void dens_set_shared(uint64_t *bm, uint32_t k)
+{
+    uint64_t bit = 1ULL << (k % 64);
+    if (!(__atomic_load_n(&bm[k / 64], __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&bm[k / 64], bit, __ATOMIC_RELAXED);
+}
+
 /* Append one row of matrix `which` from an already normalized term list. */
 static int add_row(struct g16_builder *b, int which, const struct g16_term *t, size_t n)
 {
-    struct mat_build *m = &b->m[which];
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = t[i].var;
-        if (which == 0 && (v & G16_VAR_AUX_BIT)) {
-            uint32_t k = v & ~G16_VAR_AUX_BIT;
-            b->a_aux[k / 64] |= 1ULL << (k % 64);
-        } else if (which == 1) {
-            uint32_t k = v & ~G16_VAR_AUX_BIT;
-            uint64_t *bm = (v & G16_VAR_AUX_BIT) ? b->b_aux : b->b_inp;
-            bm[k / 64] |= 1ULL << (k % 64);
+    struct g16_mat_build *m = &b->m[which];
+    if (which < 2) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = t[i].var, k = v & ~G16_VAR_AUX_BIT;
+            uint64_t *bm;
+            if (which == 0) {
+                if (!(v & G16_VAR_AUX_BIT)) continue;   /* every input has its own A row */
+                bm = b->a_aux;
+            } else {
+                bm = (v & G16_VAR_AUX_BIT) ? b->b_aux : b->b_inp;
+            }
+            if (b->segment) dens_set_shared(bm, k);
+            else dens_set(bm, k);
         }
     }
     if (b->count_only) {
         for (size_t i = 0; i < n; i++)
-            if (coeff_index(b, &t[i].coeff) < 0)
+            if (g16__coeff_index(b, &t[i].coeff) < 0)
                 return bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
         m->nnz += n;
         return CUZK_OK;
     }
-    if (!mat_reserve(m, b->n_rows + 1, m->nnz + n))
+    if (!g16__mat_reserve(m, b->n_rows + 1, m->nnz + n, false))
         return bfail(b, CUZK_E_NOMEM, "out of memory growing the matrices");
     for (size_t i = 0; i < n; i++) {
-        long ci = coeff_index(b, &t[i].coeff);
+        long ci = g16__coeff_index(b, &t[i].coeff);
         if (ci < 0) return bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
         m->col[m->nnz + i] = t[i].var;
         m->cidx[m->nnz + i] = (uint16_t)ci;
@@ -310,6 +374,9 @@ static void *shrink(void *p, size_t bytes)
 int g16_builder_finish(struct g16_builder *b, struct g16_shape *out, struct cuzk_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (b->segment)   /* its rows are local: only g16_builder_segments may place them */
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "g16_builder_finish: segment %zu's builder belongs to "
+                         "g16_builder_segments", b->seg_index);
     if (b->err.code) return cuzk_fail(err, b->err.code, "%s", b->err.msg);
     /* bellperson's input rows "input_i * 0 = 0" make every IC / A-input point nonzero. */
     uint32_t n_inputs = b->n_inputs;
@@ -326,7 +393,7 @@ int g16_builder_finish(struct g16_builder *b, struct g16_shape *out, struct cuzk
     out->n_constraints = b->n_rows;
     struct g16_matrix *dst[3] = {&out->a, &out->b, &out->c};
     for (int i = 0; i < 3; i++) {
-        struct mat_build *m = &b->m[i];
+        struct g16_mat_build *m = &b->m[i];
         dst[i]->nnz = m->nnz;
         if (b->count_only) continue;
         /* Columns become final only now that the input count is known (pitfall 13). */

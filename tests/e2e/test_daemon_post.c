@@ -41,7 +41,7 @@ static struct g16_pvk *setup_into(const char *dir, enum fil_circuit_kind k)
     char stem[256], path[800];
     ASSERT_OK(fil_circuit_param_stem(stem, sizeof stem, &c, E), E);
     struct g16_shape s;
-    ASSERT_OK(fil_circuit_shape(&s, &c, E), E);
+    ASSERT_OK(fil_circuit_shape(&s, &c, pool_default(), E), E);
     struct g16_pk pk;
     ASSERT_OK(g16_setup(&pk, &s, test_rng(), pool_default(), E), E);
     snprintf(path, sizeof path, "%s/%s.params", dir, stem);

@@ -123,7 +123,7 @@ static void snap_fixture_get(struct snap_fixture *fx, uint64_t sector_size)
     ASSERT(flock(lfd, LOCK_EX) == 0);
     /* today's circuit's shape decides whether the cached keys still belong to it */
     struct g16_shape s;
-    ASSERT_OK(fil_circuit_shape(&s, &circ, err), err);
+    ASSERT_OK(fil_circuit_shape(&s, &circ, pool_default(), err), err);
     ASSERT_OK(g16_shape_save(&s, fresh, err), err);
     struct stat st;
     bool reuse = stat(ok, &st) == 0 && stat(fx->params, &st) == 0 && stat(fx->vk, &st) == 0 &&

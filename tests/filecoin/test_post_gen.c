@@ -106,7 +106,7 @@ static void roundtrip(uint64_t go_id, size_t n_sectors, unsigned k, bool shape_c
         ASSERT_OK(fil_circuit_init(&circ, p->kind == POST_WINNING ? FIL_CIRCUIT_WINNING_POST : FIL_CIRCUIT_WINDOW_POST,
                                    p->sector_size, E), E);
         struct g16_shape s;
-        ASSERT_OK(fil_circuit_shape(&s, &circ, E), E);
+        ASSERT_OK(fil_circuit_shape(&s, &circ, pool_default(), E), E);
         ASSERT_EQ_U64(s.n_inputs, n_in);
         ASSERT_EQ_U64(s.n_aux, n_aux);
         struct g16_assignment w = {in, aux};

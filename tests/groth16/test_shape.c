@@ -7,6 +7,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/groth16.h"
 #include "test.h"
+#include "groth16/shape_eq.h"
 
 uint32_t g16__crc32c(uint32_t crc, const void *data, size_t n);
 
@@ -303,31 +304,6 @@ TEST(check_first_failing_row)
     g16_shape_free(&s);
 }
 
-static void assert_shapes_equal(const struct g16_shape *x, const struct g16_shape *y)
-{
-    ASSERT_EQ_U64(x->n_inputs, y->n_inputs);
-    ASSERT_EQ_U64(x->n_aux, y->n_aux);
-    ASSERT_EQ_U64(x->n_constraints, y->n_constraints);
-    ASSERT_EQ_U64(x->n_coeffs, y->n_coeffs);
-    ASSERT_MEM_EQ(x->coeffs, y->coeffs, x->n_coeffs * sizeof(fr_t));
-    const struct g16_matrix *mx[3] = {&x->a, &x->b, &x->c}, *my[3] = {&y->a, &y->b, &y->c};
-    for (int i = 0; i < 3; i++) {
-        ASSERT_EQ_U64(mx[i]->nnz, my[i]->nnz);
-        ASSERT_EQ_INT(mx[i]->row_ptr == NULL, my[i]->row_ptr == NULL);
-        if (!mx[i]->row_ptr) continue;
-        ASSERT_MEM_EQ(mx[i]->row_ptr, my[i]->row_ptr, (x->n_constraints + 1) * 8);
-        ASSERT_MEM_EQ(mx[i]->col, my[i]->col, mx[i]->nnz * 4);
-        ASSERT_MEM_EQ(mx[i]->coeff_idx, my[i]->coeff_idx, mx[i]->nnz * 2);
-    }
-    size_t aw = (x->n_aux + 63) / 64, iw = (x->n_inputs + 63) / 64;
-    ASSERT_MEM_EQ(x->a_aux_density, y->a_aux_density, aw * 8);
-    ASSERT_MEM_EQ(x->b_aux_density, y->b_aux_density, aw * 8);
-    ASSERT_MEM_EQ(x->b_inp_density, y->b_inp_density, iw * 8);
-    ASSERT_EQ_U64(x->a_aux_count, y->a_aux_count);
-    ASSERT_EQ_U64(x->b_aux_count, y->b_aux_count);
-    ASSERT_EQ_U64(x->b_inp_count, y->b_inp_count);
-}
-
 static long file_size(const char *p)
 {
     FILE *f = fopen(p, "rb");
@@ -505,5 +481,300 @@ TEST(builder_and_load_survive_allocation_failures)
     }
     ASSERT(built && loaded);
     remove(path);
+    g16_shape_free(&ref);
+}
+
+/* ------------------------------------------------------- parallel segments -- */
+
+/* A toy circuit with the structure g16_builder_segments is for: a prefix (inputs and aux
+ * interleaved), n identical-allocation segments whose rows reference ONE, the prefix and
+ * their own variables (inputs among them, so finish must re-place columns), whose row counts
+ * differ (3..11 rows: later waves outgrow the first wave's reservation), whose coefficients
+ * are partly shared by all, by three consecutive segments (equal local tables) or by one
+ * segment only (the global table interleaves), then a suffix after the segments. The oracle
+ * records the same segments one after another into the main builder: the very calls
+ * (toy_segment) against one builder, without g16_builder_segments. */
+enum { TOY_SEG_IN = 2, TOY_SEG_AUX = 5 };
+enum { TOY_OK, TOY_OTHER_SEG, TOY_LATER_SEG, TOY_OTHER_INPUT, TOY_UNALLOCATED, TOY_FEWER, TOY_MORE,
+       TOY_FN_ERROR, TOY_NEST };
+struct toy {
+    uint32_t in1, in2, a0, a1, a2;  /* the prefix's handles */
+    uint32_t pre_in, pre_aux;       /* its counts (ONE included) */
+    size_t bad_seg, bad_seg2;       /* segments that misbehave as `bad` says */
+    int bad;
+    bool many;                      /* 3000 distinct coefficients per segment */
+    int nest_rc, finish_rc;         /* what the TOY_NEST segment saw */
+};
+
+static int toy_segment(void *ctx, size_t seg, struct g16_builder *sb, struct cuzk_error *err)
+{
+    struct toy *t = ctx;
+    int bad = seg == t->bad_seg || seg == t->bad_seg2 ? t->bad : TOY_OK;
+    if (bad == TOY_FN_ERROR) return cuzk_fail(err, CUZK_E_IO, "toy: segment %zu refuses", seg);
+    if (bad == TOY_NEST) {
+        struct cuzk_error e;
+        struct g16_shape s;
+        t->nest_rc = g16_builder_segments(sb, 1, 0, 0, toy_segment, ctx, NULL, &e);
+        t->finish_rc = g16_builder_finish(sb, &s, &e);
+    }
+    fr_t m1;
+    fr_neg(&m1, &FR_ONE);
+    uint32_t v[7];
+    v[0] = g16_alloc_aux(sb);
+    if (bad == TOY_UNALLOCATED) {   /* the next aux of this segment, before it exists */
+        struct g16_term x = {v[0] + 1, FR_ONE};
+        return g16_enforce(sb, (struct g16_lc){&x, 1}, (struct g16_lc){NULL, 0}, (struct g16_lc){NULL, 0});
+    }
+    v[1] = g16_alloc_input(sb);
+    v[2] = g16_alloc_aux(sb);
+    v[3] = g16_alloc_aux(sb);
+    v[4] = g16_alloc_input(sb);
+    v[5] = g16_alloc_aux(sb);
+    v[6] = bad == TOY_FEWER ? v[5] : g16_alloc_aux(sb);
+    if (bad == TOY_MORE) (void)g16_alloc_aux(sb);
+    fr_t shared3 = fr_u(1000 + seg / 3), own = fr_u(5000 + seg);
+    unsigned rows = 3 + (unsigned)(seg % 5) * 2;
+    for (unsigned r = 0; r < rows; r++) {
+        struct g16_term A[5], B[3], C[3];
+        size_t na = 0, nb = 0, nc = 0;
+        A[na++] = (struct g16_term){v[(r + 3) % 7], fr_u(r + 1)};
+        A[na++] = (struct g16_term){r % 2 ? t->a1 : t->a0, shared3};
+        A[na++] = (struct g16_term){v[2], FR_ONE};
+        A[na++] = (struct g16_term){v[2], m1};                  /* cancels: dropped */
+        if (r == 2) A[na++] = (struct g16_term){G16_VAR_ONE, own};
+        B[nb++] = (struct g16_term){r == 1 ? v[1] : v[(r + 5) % 7], FR_ONE};
+        if (seg % 4 == 0) B[nb++] = (struct g16_term){t->in2, fr_u(3)};   /* a prefix input in B */
+        if (r == 0) B[nb++] = (struct g16_term){t->a2, FR_ZERO};           /* dropped */
+        C[nc++] = (struct g16_term){v[r % 7], own};
+        C[nc++] = (struct g16_term){t->in1, fr_u(2)};
+        if (r == 1 && (bad == TOY_OTHER_SEG || bad == TOY_LATER_SEG)) {
+            size_t other = bad == TOY_OTHER_SEG ? seg - 1 : seg + 1;
+            C[nc++] = (struct g16_term){G16_VAR_AUX(t->pre_aux + (uint32_t)other * TOY_SEG_AUX + 4), FR_ONE};
+        }
+        if (r == 2 && bad == TOY_OTHER_INPUT)
+            B[nb++] = (struct g16_term){G16_VAR_INPUT(t->pre_in + (uint32_t)(seg - 1) * TOY_SEG_IN + 1), FR_ONE};
+        int rc = g16_enforce(sb, (struct g16_lc){A, na}, (struct g16_lc){B, nb}, (struct g16_lc){C, nc});
+        if (rc) return cuzk_fail(err, rc, "toy: segment %zu row %u rejected", seg, r);
+    }
+    for (unsigned r = 0; t->many && r < 3000; r++) {
+        struct g16_term A = {v[r % 7], fr_u(100000 + seg * 3000 + r)};
+        int rc = g16_enforce(sb, (struct g16_lc){&A, 1}, (struct g16_lc){NULL, 0}, (struct g16_lc){NULL, 0});
+        if (rc) return cuzk_fail(err, rc, "toy: segment %zu coefficient row %u rejected", seg, r);
+    }
+    return CUZK_OK;
+}
+
+static struct g16_builder *toy_prefix(struct toy *t, bool count_only)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct g16_builder *b = g16_builder_new(count_only, err);
+    ASSERT(b);
+    t->a0 = g16_alloc_aux(b);
+    t->in1 = g16_alloc_input(b);
+    t->a1 = g16_alloc_aux(b);
+    t->in2 = g16_alloc_input(b);
+    t->a2 = g16_alloc_aux(b);
+    t->pre_in = 3;
+    t->pre_aux = 3;
+    struct g16_term A[2] = {{t->a0, FR_ONE}, {t->in1, fr_u(2)}}, B = {G16_VAR_ONE, FR_ONE}, C = {t->a1, FR_ONE};
+    ASSERT_OK(g16_enforce(b, (struct g16_lc){A, 2}, (struct g16_lc){&B, 1}, (struct g16_lc){&C, 1}), err);
+    struct g16_term A2 = {t->a2, fr_u(1000)}, B2 = {t->in2, FR_ONE}, C2 = {t->a0, fr_u(5001)};
+    ASSERT_OK(g16_enforce(b, (struct g16_lc){&A2, 1}, (struct g16_lc){&B2, 1}, (struct g16_lc){&C2, 1}), err);
+    return b;
+}
+
+/* The toy circuit with n segments: sequentially (pool unused) or through g16_builder_segments. */
+static void toy_shape(struct g16_shape *s, bool count_only, size_t n, bool parallel, struct pool *pool)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct toy t = {.bad_seg = SIZE_MAX, .bad_seg2 = SIZE_MAX};
+    struct g16_builder *b = toy_prefix(&t, count_only);
+    if (parallel) {
+        ASSERT_OK(g16_builder_segments(b, n, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, &t, pool, err), err);
+    } else {
+        for (size_t i = 0; i < n; i++) ASSERT_OK(toy_segment(&t, i, b, err), err);
+    }
+    uint32_t ni, na;
+    uint64_t rows;
+    g16_builder_counts(b, &ni, &na, &rows);
+    ASSERT_EQ_U64(ni, t.pre_in + n * TOY_SEG_IN);
+    ASSERT_EQ_U64(na, t.pre_aux + n * TOY_SEG_AUX);
+    /* suffix: a new aux and a row over the last segment's last aux, the prefix and ONE */
+    uint32_t z = g16_alloc_aux(b);
+    struct g16_term A[2] = {{G16_VAR_AUX(t.pre_aux + (uint32_t)n * TOY_SEG_AUX - 1), fr_u(77)}, {z, FR_ONE}};
+    struct g16_term B[2] = {{G16_VAR_ONE, FR_ONE}, {t.in2, fr_u(9)}}, C = {t.a2, fr_u(123456)};
+    ASSERT_OK(g16_enforce(b, (struct g16_lc){A, 2}, (struct g16_lc){B, 2}, (struct g16_lc){&C, 1}), err);
+    ASSERT_OK(g16_builder_finish(b, s, err), err);
+    g16_builder_free(b);
+}
+
+TEST(segments_equal_sequential)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct pool *p2 = pool_new(2, err), *p3 = pool_new(3, err);
+    ASSERT(p2 && p3);
+    struct pool *pools[3] = {NULL, p2, p3};
+    const size_t ns[3] = {1, 5, 37};   /* one segment; fewer than a wave; several waves */
+    for (int co = 0; co < 2; co++)
+        for (size_t ni = 0; ni < 3; ni++) {
+            struct g16_shape ref;
+            toy_shape(&ref, co, ns[ni], false, NULL);
+            ASSERT_EQ_U64(ref.n_aux, 3 + ns[ni] * TOY_SEG_AUX + 1);
+            char pr[256], pp[256];
+            tmp_path(pr, sizeof pr, "seg_ref");
+            tmp_path(pp, sizeof pp, "seg_par");
+            ASSERT_OK(g16_shape_save(&ref, pr, err), err);
+            for (int k = 0; k < 3; k++) {
+                struct g16_shape s;
+                toy_shape(&s, co, ns[ni], true, pools[k]);
+                assert_shapes_equal(&ref, &s);
+                ASSERT_OK(g16_shape_save(&s, pp, err), err);
+                assert_files_equal(pr, pp);
+                g16_shape_free(&s);
+            }
+            remove(pr);
+            remove(pp);
+            g16_shape_free(&ref);
+        }
+    pool_free(p2);
+    pool_free(p3);
+}
+
+/* Run the toy with misbehaving segments; returns the code, err holds the message. The
+ * builder keeps the error: a later enforce and finish report it again. */
+static int toy_bad(struct toy *t, size_t n, struct pool *pool, struct cuzk_error *err)
+{
+    struct cuzk_error e2;
+    struct g16_builder *b = toy_prefix(t, false);
+    int rc = g16_builder_segments(b, n, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, t, pool, err);
+    if (rc) {
+        struct g16_term x = {G16_VAR_ONE, FR_ONE};
+        ASSERT_EQ_INT(g16_enforce(b, (struct g16_lc){&x, 1}, (struct g16_lc){NULL, 0}, (struct g16_lc){NULL, 0}), rc);
+        struct g16_shape s;
+        ASSERT_EQ_INT(g16_builder_finish(b, &s, &e2), rc);
+        ASSERT_STR_CONTAINS(e2.msg, err->msg);
+        ASSERT_EQ_INT(g16_builder_segments(b, 1, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, t, pool, &e2), rc);
+    }
+    g16_builder_free(b);
+    return rc;
+}
+
+TEST(segments_errors)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct pool *p3 = pool_new(3, err);
+    ASSERT(p3);
+    struct pool *pools[2] = {NULL, p3};
+    char want[256];
+    for (int k = 0; k < 2; k++) {
+        struct pool *p = pools[k];
+        /* segment 5 uses aux 4 of segment 4, at its constraint 1 */
+        struct toy t = {.bad_seg = 5, .bad_seg2 = SIZE_MAX, .bad = TOY_OTHER_SEG};
+        ASSERT_CODE(toy_bad(&t, 9, p, err), CUZK_E_INVALID_ARG, err);
+        snprintf(want, sizeof want, "g16 builder: segment 5, constraint 1: variable aux %u belongs to neither the "
+                 "prefix nor this segment", 3 + 4 * TOY_SEG_AUX + 4);
+        ASSERT_STR_CONTAINS(err->msg, want);
+        /* segments 11 and 5 use the next segment's aux, in the same wave with the pool of 3
+         * (3..14): the lower one wins, whatever order the pool ran them in */
+        t = (struct toy){.bad_seg = 11, .bad_seg2 = 5, .bad = TOY_LATER_SEG};
+        ASSERT_CODE(toy_bad(&t, 15, p, err), CUZK_E_INVALID_ARG, err);
+        snprintf(want, sizeof want, "g16 builder: segment 5, constraint 1: variable aux %u belongs to neither the "
+                 "prefix nor this segment", 3 + 6 * TOY_SEG_AUX + 4);
+        ASSERT_STR_CONTAINS(err->msg, want);
+        t = (struct toy){.bad_seg = 30, .bad_seg2 = 3, .bad = TOY_OTHER_INPUT};
+        ASSERT_CODE(toy_bad(&t, 33, p, err), CUZK_E_INVALID_ARG, err);
+        snprintf(want, sizeof want, "g16 builder: segment 3, constraint 2: variable input %u belongs to neither "
+                 "the prefix nor this segment", 3 + 2 * TOY_SEG_IN + 1);
+        ASSERT_STR_CONTAINS(err->msg, want);
+        t = (struct toy){.bad_seg = 4, .bad_seg2 = SIZE_MAX, .bad = TOY_UNALLOCATED};
+        ASSERT_CODE(toy_bad(&t, 6, p, err), CUZK_E_INVALID_ARG, err);
+        snprintf(want, sizeof want, "g16 builder: segment 4, constraint 0: unallocated variable aux %u",
+                 3 + 4 * TOY_SEG_AUX + 1);
+        ASSERT_STR_CONTAINS(err->msg, want);
+        /* wrong allocation counts */
+        t = (struct toy){.bad_seg = 3, .bad_seg2 = SIZE_MAX, .bad = TOY_FEWER};
+        ASSERT_CODE(toy_bad(&t, 6, p, err), CUZK_E_INTERNAL, err);
+        ASSERT_STR_CONTAINS(err->msg, "g16 builder: segment 3 allocated 2 inputs and 4 aux (expected 2 and 5)");
+        t = (struct toy){.bad_seg = 0, .bad_seg2 = SIZE_MAX, .bad = TOY_MORE};
+        ASSERT_CODE(toy_bad(&t, 6, p, err), CUZK_E_INTERNAL, err);
+        ASSERT_STR_CONTAINS(err->msg, "g16 builder: segment 0 allocates more than the 5 aux it declared");
+        /* the last segment allocating more must not write past the densities either */
+        t = (struct toy){.bad_seg = 5, .bad_seg2 = SIZE_MAX, .bad = TOY_MORE};
+        ASSERT_CODE(toy_bad(&t, 6, p, err), CUZK_E_INTERNAL, err);
+        ASSERT_STR_CONTAINS(err->msg, "segment 5 allocates more than the 5 aux");
+        /* the callback's own error, as it said it */
+        t = (struct toy){.bad_seg = 6, .bad_seg2 = SIZE_MAX, .bad = TOY_FN_ERROR};
+        ASSERT_CODE(toy_bad(&t, 20, p, err), CUZK_E_IO, err);
+        ASSERT_STR_CONTAINS(err->msg, "toy: segment 6 refuses");
+        /* a segment builder neither nests nor finishes; the run itself is unharmed */
+        t = (struct toy){.bad_seg = 1, .bad_seg2 = SIZE_MAX, .bad = TOY_NEST};
+        ASSERT_OK(toy_bad(&t, 3, p, err), err);
+        ASSERT_EQ_INT(t.nest_rc, CUZK_E_INVALID_ARG);
+        ASSERT_EQ_INT(t.finish_rc, CUZK_E_INVALID_ARG);
+    }
+    /* bad arguments leave the builder usable */
+    struct toy t = {.bad_seg = SIZE_MAX, .bad_seg2 = SIZE_MAX};
+    struct g16_builder *b = toy_prefix(&t, false);
+    ASSERT_CODE(g16_builder_segments(b, 2, 1, 1, NULL, NULL, NULL, err), CUZK_E_INVALID_ARG, err);
+    ASSERT_CODE(g16_builder_segments(b, 1u << 20, 1u << 12, 0, toy_segment, &t, NULL, err), CUZK_E_INVALID_ARG, err);
+    ASSERT_STR_CONTAINS(err->msg, "exceed 2^31 - 1 variables");
+    ASSERT_OK(g16_builder_segments(b, 0, 1, 1, toy_segment, &t, NULL, err), err);
+    ASSERT_OK(g16_builder_segments(b, 2, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, &t, p3, err), err);
+    g16_builder_free(b);
+    pool_free(p3);
+}
+
+/* 25 segments of 3000 distinct coefficients: the merged table overflows where the sequential
+ * one does, with its code and message. */
+TEST(segments_coefficient_overflow)
+{
+    struct cuzk_error err_s, *err = &err_s, e2;
+    struct pool *p3 = pool_new(3, err);
+    ASSERT(p3);
+    struct toy t = {.bad_seg = SIZE_MAX, .bad_seg2 = SIZE_MAX, .many = true};
+    struct g16_builder *b = toy_prefix(&t, true);
+    int seq = CUZK_OK;
+    for (size_t i = 0; i < 25 && !seq; i++) seq = toy_segment(&t, i, b, &e2);
+    ASSERT_EQ_INT(seq, CUZK_E_UNSUPPORTED);
+    g16_builder_free(b);
+    struct pool *pools[2] = {NULL, p3};
+    for (int k = 0; k < 2; k++) {
+        b = toy_prefix(&t, k == 0);
+        ASSERT_CODE(g16_builder_segments(b, 25, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, &t, pools[k], err),
+                    CUZK_E_UNSUPPORTED, err);
+        ASSERT_STR_CONTAINS(err->msg, "g16 builder: more than 65536 distinct coefficients");
+        g16_builder_free(b);
+    }
+    pool_free(p3);
+}
+
+TEST(segments_survive_allocation_failures)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct g16_shape ref, s;
+    struct toy t0 = {.bad_seg = SIZE_MAX, .bad_seg2 = SIZE_MAX};
+    struct g16_builder *b0 = toy_prefix(&t0, false);
+    for (size_t i = 0; i < 13; i++) ASSERT_OK(toy_segment(&t0, i, b0, err), err);
+    ASSERT_OK(g16_builder_finish(b0, &ref, err), err);
+    g16_builder_free(b0);
+    bool done = false;
+    for (long k = 0; k < 400 && !done; k++) {
+        struct toy t = {.bad_seg = SIZE_MAX, .bad_seg2 = SIZE_MAX};
+        struct g16_builder *b = toy_prefix(&t, false);
+        cuzk_alloc_fail_after(k);
+        int rc = g16_builder_segments(b, 13, TOY_SEG_IN, TOY_SEG_AUX, toy_segment, &t, NULL, err);
+        cuzk_alloc_fail_after(-1);
+        ASSERT_MSG(rc == CUZK_OK || rc == CUZK_E_NOMEM, "fail after %ld: %s", k, err->msg);
+        if (rc == CUZK_OK) {
+            ASSERT_OK(g16_builder_finish(b, &s, err), err);
+            assert_shapes_equal(&ref, &s);
+            g16_shape_free(&s);
+            g16_builder_free(b);
+            done = true;
+            break;
+        }
+        g16_builder_free(b);
+    }
+    ASSERT(done);
     g16_shape_free(&ref);
 }

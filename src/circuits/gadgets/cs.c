@@ -28,6 +28,19 @@ int gcs_init(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, struct 
     return CUZK_OK;
 }
 
+int gcs_init_at(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, uint32_t n_inputs,
+                uint32_t n_aux, struct cuzk_error *err)
+{
+    if ((mode & GCS_VALUES) || n_inputs == 0)
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gcs_init_at: mode %u, %u inputs (no values mode; ONE is "
+                         "input 0)", mode, n_inputs);
+    int rc = gcs_init(cs, mode, sink, err);
+    if (rc) return rc;
+    cs->n_inputs = n_inputs;
+    cs->n_aux = n_aux;
+    return CUZK_OK;
+}
+
 void gcs_free(struct gcs *cs)
 {
     cuzk_free(cs->aux);
