@@ -22,6 +22,8 @@
 /* Context options of every run: --trace 1 sets .trace; gpu-porep sets .stream_key per run. */
 static struct gpu_options bench_opt;
 
+void bench_gpu_trace(bool on) { bench_opt.trace = on; }
+
 struct gpu_ctx *open_gpu(int dev)
 {
     struct cuzk_error err;

@@ -27,6 +27,8 @@ struct plike {
 #define PL_D1 ((size_t)1 << 16)
 #define PL_D2 ((size_t)1 << 14)
 
+/* --trace 1 of the commands that take no tuning options: MSM plans and allocations on stderr */
+void bench_gpu_trace(bool on);
 struct gpu_ctx *open_gpu(int dev);      /* with the --trace / --set options applied */
 void *make_points(int g, size_t distinct);      /* g = 1 or 2; malloc'd; NULL on failure */
 double ms_of(uint64_t ns);

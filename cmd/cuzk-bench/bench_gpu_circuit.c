@@ -88,7 +88,7 @@ static int snap_witness(struct plike *pl, const struct fil_circuit *c, struct cu
 
 BENCH_CMD(gpu_circuit, "gpu-circuit",
           "GPU prove of a Filecoin circuit's real shape and witness on a random SRS (timed, not verified): "
-          "gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE [--reps R] [--pipeline P] [--device D]")
+          "gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE [--reps R] [--pipeline P] [--device D] [--trace 1]")
 {
     const char *kind_s = NULL, *size_s = "32GiB";
     int reps = 3, pipeline = 0, dev = 0;
@@ -99,6 +99,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--pipeline")) pipeline = atoi(v);
         else if (!strcmp(a, "--device")) dev = atoi(v);
+        else if (!strcmp(a, "--trace")) bench_gpu_trace(atoi(v) != 0);
         else goto usage;
     }
     if (!kind_s || argc % 2 == 0 || reps < 1 || reps > 100 || pipeline < 0 || pipeline > 100) goto usage;
@@ -167,6 +168,6 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     return rc ? 1 : 0;
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE "
-                    "[--reps R] [--pipeline P] [--device D]\n");
+                    "[--reps R] [--pipeline P] [--device D] [--trace 1]\n");
     return 2;
 }
