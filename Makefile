@@ -92,7 +92,7 @@ test-asan:
 # ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs, the key
 # reader with its checker thread); the gRPC/daemon e2e tests are left out because Debian's grpc
 # is not TSan-instrumented.
-TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu tests/groth16/test_params
+TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu tests/groth16/test_params tests/groth16/test_shape
 test-tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)

@@ -32,7 +32,6 @@ int g16__bfail(struct g16_builder *b, int code, const char *what)
     }
     return b->err.code;
 }
-#define bfail g16__bfail
 
 struct g16_builder *g16__builder_alloc(bool count_only)
 {
@@ -132,12 +131,12 @@ uint32_t g16_alloc_input(struct g16_builder *b)
         return G16_VAR_INPUT(b->n_inputs++);
     }
     if (b->n_inputs >= G16_VAR_AUX_BIT - 1) {
-        bfail(b, CUZK_E_INVALID_ARG, "too many inputs");
+        g16__bfail(b, CUZK_E_INVALID_ARG, "too many inputs");
         return G16_VAR_INPUT(0);
     }
     size_t cap = b->inp_words;
     if (!g16__bitmap_reserve(&b->b_inp, &cap, b->n_inputs)) {
-        bfail(b, CUZK_E_NOMEM, "out of memory growing the input density");
+        g16__bfail(b, CUZK_E_NOMEM, "out of memory growing the input density");
         return G16_VAR_INPUT(0);
     }
     b->inp_words = cap;
@@ -151,13 +150,13 @@ uint32_t g16_alloc_aux(struct g16_builder *b)
         return G16_VAR_AUX(b->n_aux++);
     }
     if (b->n_aux >= G16_VAR_AUX_BIT - 1) {
-        bfail(b, CUZK_E_INVALID_ARG, "too many aux variables");
+        g16__bfail(b, CUZK_E_INVALID_ARG, "too many aux variables");
         return G16_VAR_AUX(0);
     }
     size_t cap = b->aux_words, cap2 = b->aux_words;
     if (!g16__bitmap_reserve(&b->a_aux, &cap, b->n_aux) ||
         !g16__bitmap_reserve(&b->b_aux, &cap2, b->n_aux)) {
-        bfail(b, CUZK_E_NOMEM, "out of memory growing the aux densities");
+        g16__bfail(b, CUZK_E_NOMEM, "out of memory growing the aux densities");
         return G16_VAR_AUX(0);
     }
     b->aux_words = cap;   /* both bitmaps grow in lockstep */
@@ -238,7 +237,7 @@ static long normalize(struct g16_builder *b, struct g16_lc lc)
     if (lc.n > b->scratch_cap) {
         size_t cap = lc.n < 64 ? 64 : lc.n;
         struct g16_term *p = cuzk_realloc(b->scratch, cap * sizeof *p);
-        if (!p) return bfail(b, CUZK_E_NOMEM, "out of memory in enforce"), -1;
+        if (!p) return g16__bfail(b, CUZK_E_NOMEM, "out of memory in enforce"), -1;
         b->scratch = p;
         b->scratch_cap = cap;
     }
@@ -326,15 +325,15 @@ static int add_row(struct g16_builder *b, int which, const struct g16_term *t, s
     if (b->count_only) {
         for (size_t i = 0; i < n; i++)
             if (g16__coeff_index(b, &t[i].coeff) < 0)
-                return bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
+                return g16__bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
         m->nnz += n;
         return CUZK_OK;
     }
     if (!g16__mat_reserve(m, b->n_rows + 1, m->nnz + n, false))
-        return bfail(b, CUZK_E_NOMEM, "out of memory growing the matrices");
+        return g16__bfail(b, CUZK_E_NOMEM, "out of memory growing the matrices");
     for (size_t i = 0; i < n; i++) {
         long ci = g16__coeff_index(b, &t[i].coeff);
-        if (ci < 0) return bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
+        if (ci < 0) return g16__bfail(b, CUZK_E_UNSUPPORTED, "more than 65536 distinct coefficients");
         m->col[m->nnz + i] = t[i].var;
         m->cidx[m->nnz + i] = (uint16_t)ci;
     }
