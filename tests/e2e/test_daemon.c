@@ -1199,6 +1199,66 @@ static void snap_verify_all(const struct snap_fixture *fx, const struct fil_snap
     g16_vk_free(&vk);
 }
 
+/* `cuzk-bench verify --kind snap` on a daemon-returned proof (proof, of sf's sector): the
+ * commitments as flags, then from the vanilla file's commitments JSON (the update proof then
+ * found from it too); the library check above is the oracle that the proof is good. It must
+ * also refuse: one flipped byte (the partition named), another sector's comm_r_new (the inputs
+ * are recomputed, not taken from the proof), a proof file of the wrong length. */
+static void snap_cli_verify(const struct snap_files *sf, const char *vk, const char *proof, const char *other_rn)
+{
+    char args[4096], comms[256], path[800], *out = NULL;
+    snprintf(comms, sizeof comms, "--comm-r-old %s --comm-r-new %s --comm-d-new %s", sf->ro_hex, sf->rn_hex,
+             sf->dn_hex);
+    snprintf(args, sizeof args, "verify --kind snap --vanilla %s --vk %s --proof %s --registered-proof 0 %s",
+             sf->vanilla, vk, proof, comms);
+    ASSERT_EQ_INT(h_bench(&out, "unix:///nonexistent", args), 0);
+    ASSERT_STR_CONTAINS(out, "partition 0: ok");
+    ASSERT_STR_CONTAINS(out, "verified: yes (1 of 1 partitions, update proof 0)");
+    free(out);
+    snprintf(path, sizeof path, "%s.commitments.json", sf->vanilla);
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    fprintf(f, "{\"registered_proof\": 0, \"comm_r_old\": \"%s\", \"comm_r_new\": \"%s\", \"comm_d_new\": \"%s\"}\n",
+            sf->ro_hex, sf->rn_hex, sf->dn_hex);
+    ASSERT(fclose(f) == 0);
+    snprintf(args, sizeof args, "verify --kind snap --vanilla %s --vk %s --proof %s", sf->vanilla, vk, proof);
+    ASSERT_EQ_INT(h_bench(&out, "unix:///nonexistent", args), 0);
+    ASSERT_STR_CONTAINS(out, "verified: yes (1 of 1 partitions, update proof 0)");
+    free(out);
+    /* a flag overrides the file: another sector's comm_r_new must not verify */
+    snprintf(args, sizeof args, "verify --kind snap --vanilla %s --vk %s --proof %s --comm-r-new %s", sf->vanilla, vk,
+             proof, other_rn);
+    ASSERT_EQ_INT(h_bench(&out, "unix:///nonexistent", args), 1);
+    ASSERT_STR_CONTAINS(out, "partition 0: ");
+    ASSERT(!strstr(out, "partition 0: ok"));
+    ASSERT_STR_CONTAINS(out, "verified: no (0 of 1 partitions");
+    free(out);
+    /* one flipped byte in C (whether it still decodes to a point or not, partition 0 fails) */
+    char *bytes = h_slurp(proof);
+    uint8_t b[G16_PROOF_BYTES];
+    memcpy(b, bytes, sizeof b);
+    free(bytes);
+    b[G16_PROOF_BYTES - 1] ^= 0x01;
+    char bad[820];
+    snprintf(bad, sizeof bad, "%s.flipped", proof);
+    f = fopen(bad, "wb");
+    ASSERT(f && fwrite(b, 1, sizeof b, f) == sizeof b);
+    ASSERT(fclose(f) == 0);
+    snprintf(args, sizeof args, "verify --kind snap --vanilla %s --vk %s --proof %s", sf->vanilla, vk, bad);
+    ASSERT_EQ_INT(h_bench(&out, "unix:///nonexistent", args), 1);
+    ASSERT_STR_CONTAINS(out, "partition 0: ");
+    ASSERT(!strstr(out, "partition 0: ok"));
+    ASSERT_STR_CONTAINS(out, "verified: no (0 of 1 partitions");
+    free(out);
+    /* 191 bytes: refused, saying what was expected */
+    f = fopen(bad, "wb");
+    ASSERT(f && fwrite(b, 1, sizeof b - 1, f) == sizeof b - 1);
+    ASSERT(fclose(f) == 0);
+    ASSERT_EQ_INT(h_bench(&out, "unix:///nonexistent", args), 1);
+    ASSERT_STR_CONTAINS(out, "191 bytes, the update proof has 1 partitions x 192 = 192");
+    free(out);
+}
+
 static void snap_daemon_dir(struct daemon *d, const struct snap_fixture *fx)
 {
     memset(d, 0, sizeof *d);
@@ -1247,6 +1307,8 @@ TEST_T(snap_through_daemon, 900)
     ASSERT_STR_CONTAINS(r->result->error_message, "partition 0");
     ASSERT_STR_CONTAINS(r->result->error_message, "comm_r_new");
     protobuf_c_message_free_unpacked(&r->base, NULL);
+    char other_rn[65];
+    for (int i = 0; i < 32; i++) snprintf(other_rn + 2 * i, 3, "%02x", other.comm_r_new[i]);
     fil_snap_gen_free(&other);
     /* malformed requests */
     size_t short_len = g->len[0] - 5;
@@ -1268,13 +1330,15 @@ TEST_T(snap_through_daemon, 900)
     cz_close(cl);
 
     /* the CLI: upstream's flags against the daemon, then the local prover */
-    char args[1600], *out = NULL;
+    char args[2000], *out = NULL, proof[700];
+    snprintf(proof, sizeof proof, "%s/snap.proof", d.dir);
     snprintf(args, sizeof args, "single -t snap --registered-proof 0 --vanilla %s --comm-r-old %s --comm-r-new %s "
-             "--comm-d-new %s", sf.vanilla, sf.ro_hex, sf.rn_hex, sf.dn_hex);
+             "--comm-d-new %s --proof-out %s", sf.vanilla, sf.ro_hex, sf.rn_hex, sf.dn_hex, proof);
     ASSERT_EQ_INT(h_bench(&out, d.addr, args), 0);
     ASSERT_STR_CONTAINS(out, "status:    COMPLETED");
     ASSERT_STR_CONTAINS(out, "proof:     192 bytes");
     free(out);
+    snap_cli_verify(&sf, fx.vk, proof, other_rn);
     h_stop_and_clean(&d, 30);
     char dir[600];
     h_tmpdir(dir, sizeof dir);
