@@ -19,6 +19,7 @@
 int bench_prove_porep(int argc, char **argv);
 int bench_gen_vanilla_snap(int argc, char **argv);
 int bench_gen_vanilla_post(int argc, char **argv);   /* bench_post.c */
+int bench_verify_post(int argc, char **argv);        /* bench_post.c */
 
 static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
 
@@ -436,8 +437,12 @@ static int verify_aggregate(const struct fil_c1 *c, const struct g16_vk *vk, con
  * its aggregate. ---- */
 BENCH_CMD(verify, "verify",
           "verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE] [--aggregate FILE --srs DIR]: "
-          "check a C2 proof (partitions x 192 bytes) and/or an NI-PoRep aggregate")
+          "check a C2 proof (partitions x 192 bytes) and/or an NI-PoRep aggregate; "
+          "verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE: a PoSt proof")
 {
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") || !strcmp(argv[i + 1], "winning-post")))
+            return bench_verify_post(argc, argv);
     const char *c1p = NULL, *vkp = NULL, *proofp = NULL, *aggp = NULL, *srsd = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *o = argv[i], *v = argv[i + 1];
@@ -499,6 +504,8 @@ BENCH_CMD(verify, "verify",
 usage:
     fprintf(stderr, "usage: cuzk-bench verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE]\n"
                     "                         [--aggregate FILE --srs DIR]   (at least one of --proof, --aggregate;\n"
-                    "                         DIR holds v28-fil-inner-product-v1.srs)\n");
+                    "                         DIR holds v28-fil-inner-product-v1.srs)\n"
+                    "       cuzk-bench verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE\n"
+                    "                         [--randomness HEX] [--miner-id ID] [--registered-proof N] [--partition K]\n");
     return 2;
 }
