@@ -319,6 +319,12 @@ $(BUILD)/tests/e2e/test_daemon_ni: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_daemon_ni: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 $(BUILD)/tests/e2e/test_durable: $(FIL_LIB)
 $(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# scripts/deadline-bench.sh as a CPU dry run at 2 KiB (tests/e2e/test_deadline_bench.c): the
+# programs the script runs, the PoRep fixture's library, and where the script is
+$(BUILD)/tests/e2e/test_deadline_bench: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench $(BUILD)/bin/cuzk-params \
+        $(FIL_LIB) scripts/deadline-bench.sh scripts/timeline-report.sh
+$(BUILD)/tests/e2e/test_deadline_bench: ALL_CFLAGS += -DCUZK_CLIENT=1 -DCUZK_REPO_DIR=\"$(CURDIR)\"
+$(BUILD)/tests/e2e/test_deadline_bench: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
 # TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1
 $(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench $(FIL_LIB)

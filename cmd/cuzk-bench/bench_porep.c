@@ -20,6 +20,7 @@ int bench_prove_porep(int argc, char **argv);
 int bench_gen_vanilla_snap(int argc, char **argv);
 int bench_gen_vanilla_post(int argc, char **argv);   /* bench_post.c */
 int bench_verify_snap(int argc, char **argv);        /* bench_snap.c */
+int bench_verify_post(int argc, char **argv);        /* bench_post.c */
 
 static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
 
@@ -442,6 +443,11 @@ BENCH_CMD(verify, "verify",
 {
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "snap")) return bench_verify_snap(argc, argv);
+          "verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE: a PoSt proof")
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") || !strcmp(argv[i + 1], "winning-post")))
+            return bench_verify_post(argc, argv);
     const char *c1p = NULL, *vkp = NULL, *proofp = NULL, *aggp = NULL, *srsd = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *o = argv[i], *v = argv[i + 1];
@@ -505,5 +511,7 @@ usage:
                     "                         [--aggregate FILE --srs DIR]   (at least one of --proof, --aggregate;\n"
                     "                         DIR holds v28-fil-inner-product-v1.srs)\n"
                     "       cuzk-bench verify --kind snap --vanilla FILE --vk FILE --proof FILE [--registered-proof N]\n");
+                    "       cuzk-bench verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE\n"
+                    "                         [--randomness HEX] [--miner-id ID] [--registered-proof N] [--partition K]\n");
     return 2;
 }

@@ -26,6 +26,7 @@
 
 int bench_gen_vanilla_post(int argc, char **argv);
 int bench_prove_post(int argc, char **argv);
+int bench_verify_post(int argc, char **argv);
 
 static double ms_since(uint64_t t0) { return (double)(cuzk_now_ns() - t0) / 1e6; }
 
@@ -366,6 +367,99 @@ usage:
                     "  defaults as gen-vanilla's (randomness 0, miner 1000, partition 0, the proof from the blob size)\n"
                     "  DIR from `cuzk-params setup --kind window-post|winning-post --sector-size SIZE --out DIR`\n");
     return 2;
+}
+
+/* ---------------------------------------------------------------- verify -- */
+
+/* verify --kind window-post|winning-post: a PoSt proof (e.g. the one a daemon returned,
+ * `cuzk-bench single --proof-out`) checked apart from the prover, against the .vk and the
+ * public inputs the verifier derives (fil_post_public_inputs) from the vanilla file's sectors
+ * ((sector id, comm_r) as the chain would list them) and the randomness; nothing of the
+ * witness is used. Dispatched from `verify` in bench_porep.c. */
+int bench_verify_post(int argc, char **argv)
+{
+    struct post_opts o;
+    opts_default(&o);
+    const char *vkp = NULL, *proofp = NULL;
+    /* --vk and --proof are this command's; the rest are the shared PoSt flags */
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest) return 1;
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--vk")) vkp = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--proof")) proofp = argv[++i];
+        else rest[nrest++] = argv[i];
+    }
+    int fl = post_flags(&o, nrest, rest, 1, "verify");
+    free(rest);
+    if (fl || !o.vanilla || !vkp || !proofp) {
+        fprintf(stderr, "usage: cuzk-bench verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE\n"
+                        "         [--randomness HEX] [--miner-id ID] [--registered-proof N] [--partition K]\n"
+                        "  FILE (--proof): the 192-byte proof; defaults as gen-vanilla's (randomness 0, miner 1000,\n"
+                        "  partition 0, the proof from the blob size)\n");
+        return 2;
+    }
+    struct post_file f;
+    memset(&f, 0, sizeof f);
+    if (load_post(&f, &o)) {
+        post_file_free(&f);
+        return 1;
+    }
+    struct cuzk_error err = {0};
+    struct g16_vk vk;
+    memset(&vk, 0, sizeof vk);
+    struct g16_pvk *pvk = NULL;
+    size_t ni = fil_post_num_inputs(f.p);
+    fr_t *pub = malloc(ni * sizeof *pub);
+    uint64_t *ids = malloc(f.n * sizeof *ids);
+    uint8_t(*cr)[32] = malloc(f.n * sizeof *cr);
+    int rc = pub && ids && cr ? CUZK_OK : cuzk_fail(&err, CUZK_E_NOMEM, "out of memory");
+    /* the sectors' ids and comm_r, as the verifier's list of them */
+    for (size_t i = 0; i < f.n && !rc; i++) {
+        struct fil_post_sector_proof sp;
+        rc = fil_post_sector_proof_parse(&sp, &f.cfg, f.blob[i], f.len[i], (unsigned)i, &err);
+        if (rc) break;
+        ids[i] = sp.sector_id;
+        fr_to_bytes_le(cr[i], &sp.comm_r);
+        fil_post_sector_proof_free(&sp);
+    }
+    uint8_t prover_id[32];
+    fil_prover_id(prover_id, o.miner);
+    if (!rc) rc = fil_post_public_inputs(pub, f.p, o.randomness, prover_id, ids, (const uint8_t(*)[32])cr, f.n,
+                                         o.partition, &err);
+    uint8_t bytes[G16_PROOF_BYTES + 1];
+    size_t n = 0;
+    FILE *pf = rc ? NULL : fopen(proofp, "rb");
+    if (!rc && !pf) rc = cuzk_fail(&err, CUZK_E_IO, "%s: cannot open: %s", proofp, strerror(errno));
+    if (pf) {
+        n = fread(bytes, 1, sizeof bytes, pf);   /* one byte more: a longer file is refused */
+        fclose(pf);
+        if (n > G16_PROOF_BYTES)
+            rc = cuzk_fail(&err, CUZK_E_FORMAT, "%s: longer than one %d-byte proof", proofp, G16_PROOF_BYTES);
+        else if (n < G16_PROOF_BYTES)
+            rc = cuzk_fail(&err, CUZK_E_FORMAT, "%s: %zu bytes, expected one %d-byte proof", proofp, n,
+                           G16_PROOF_BYTES);
+    }
+    struct g16_proof proof;
+    if (!rc) rc = g16_proof_from_bytes(&proof, bytes, &err);
+    if (!rc) rc = g16_vk_read(&vk, vkp, &err);
+    if (!rc && !(pvk = g16_pvk_new(&vk, &err))) rc = err.code ? err.code : CUZK_E_INTERNAL;
+    bool ok = false;
+    if (!rc) {
+        rc = g16_verify(pvk, &proof, pub + 1, ni - 1, &err);   /* pub[0] is ONE */
+        ok = rc == CUZK_OK;
+    }
+    if (rc) fprintf(stderr, "cuzk-bench verify --kind %s: %s: %s\n", post_kind_name(o.kind), cuzk_errname(rc), err.msg);
+    printf("verified: %s (%s, registered proof %llu, %zu sector proof%s, partition %u)\n", ok ? "yes" : "no",
+           f.p->go_name, (unsigned long long)f.p->id, f.n, f.n == 1 ? "" : "s", o.partition);
+    free(pub);
+    free(ids);
+    free(cr);
+    g16_pvk_free(pvk);
+    g16_vk_free(&vk);
+    post_file_free(&f);
+    return ok ? 0 : 1;
 }
 
 /* ---------------------------------------------------------- post-witness -- */

@@ -22,6 +22,8 @@ int params_cmd_srs(int argc, char **argv);
 /* setup_circuit.c: `setup --kind porep|window-post|winning-post|snap --sector-size SIZE
  * --out DIR [--seed S]`. */
 int params_cmd_setup_circuit(int argc, char **argv);
+/* setup_circuit.c: `stem --kind K --sector-size SIZE` (the v28 file name stem). */
+int params_cmd_stem(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -35,6 +37,8 @@ static void usage(FILE *f)
             "  setup --kind porep|window-post|winning-post|snap --sector-size SIZE --out DIR [--seed S]\n"
             "        local setup of one Filecoin circuit (a PoRep / WindowPoSt / SnapDeals partition,\n"
             "        the WinningPoSt proof), written under the v28 file names\n"
+            "  stem --kind porep|window-post|winning-post|snap --sector-size SIZE\n"
+            "        print that circuit's v28 file name stem (what setup writes, the daemon reads)\n"
             "  info FILE\n"
             "        counts, domain, densities and vk digest of a .params or .vk (reads headers only)\n"
             "  validate FILE [--mode none|curve|full] [--no-cache] [--gpu]\n"
@@ -388,5 +392,6 @@ int main(int argc, char **argv)
     if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1);
     if (!strcmp(c, "shape")) return params_cmd_shape(argc - 1, argv + 1);
     if (!strcmp(c, "srs")) return params_cmd_srs(argc - 1, argv + 1);
+    if (!strcmp(c, "stem")) return params_cmd_stem(argc - 1, argv + 1);
     return usage_error("unknown command \"%s\"", c);
 }

@@ -15,6 +15,7 @@
 #include "cuzk/util.h"
 
 int params_cmd_setup_circuit(int argc, char **argv);
+int params_cmd_stem(int argc, char **argv);
 
 static int setup_usage(FILE *f)
 {
@@ -149,4 +150,35 @@ int params_cmd_setup_circuit(int argc, char **argv)
     g16_pk_free(&pk);
     g16_shape_free(&s);
     return rc ? 1 : 0;
+}
+
+/* `stem --kind K --sector-size SIZE`: the v28 file name stem setup writes for that circuit
+ * (DIR/STEM.params, .vk, .shape) and the daemon looks for, so a script can find a key it made
+ * earlier without globbing a directory that may hold several sizes. */
+int params_cmd_stem(int argc, char **argv)
+{
+    const char *kind_s = NULL, *size_s = NULL;
+    bool bad = argc % 2 == 0;   /* every option takes a value */
+    for (int i = 1; i + 1 < argc && !bad; i += 2) {
+        if (!strcmp(argv[i], "--kind")) kind_s = argv[i + 1];
+        else if (!strcmp(argv[i], "--sector-size")) size_s = argv[i + 1];
+        else bad = true;
+    }
+    if (bad || !kind_s || !size_s) {
+        fprintf(stderr, "usage: cuzk-params stem --kind porep|window-post|winning-post|snap --sector-size SIZE\n"
+                        "  prints the v28 file name stem of that circuit's key (STEM.params, .vk, .shape)\n");
+        return 2;
+    }
+    struct cuzk_error err = {0};
+    uint64_t size;
+    enum fil_circuit_kind kind;
+    struct fil_circuit circ;
+    char stem[256];
+    if (fil_circuit_parse_kind(&kind, kind_s, &err) || porep_parse_sector_size(&size, size_s, &err) ||
+        fil_circuit_init(&circ, kind, size, &err) || fil_circuit_param_stem(stem, sizeof stem, &circ, &err)) {
+        fprintf(stderr, "cuzk-params: stem: %s\n", err.msg);
+        return 2;
+    }
+    printf("%s\n", stem);
+    return 0;
 }

@@ -46,6 +46,8 @@ static struct g16_pvk *setup_into(const char *dir, enum fil_circuit_kind k)
     ASSERT_OK(g16_setup(&pk, &s, test_rng(), pool_default(), E), E);
     snprintf(path, sizeof path, "%s/%s.params", dir, stem);
     ASSERT_OK(g16_params_write(&pk, path, E), E);
+    snprintf(path, sizeof path, "%s/%s.vk", dir, stem);   /* for `cuzk-bench verify` */
+    ASSERT_OK(g16_vk_write(&pk.vk, path, E), E);
     struct g16_pvk *pvk = g16_pvk_new(&pk.vk, E);
     ASSERT_MSG(pvk, "%s", E->msg);
     g16_pk_free(&pk);
@@ -297,14 +299,45 @@ TEST_T(window_and_winning_prove_through_daemon, 600)
     cz_close(c);
 
     /* the CLI: gen-vanilla files through single and batch */
-    char path[600], args[1200], hex[65], *out = NULL;
+    char path[600], args[4096], hex[65], *out = NULL;
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", v.rnd[i]);
     snprintf(path, sizeof path, "%s/wpost.json", v.d.dir);
     write_vanilla(path, &v.gw);
-    snprintf(args, sizeof args, "single -t wpost --registered-proof 10 --vanilla '%s' --randomness %s", path, hex);
+    snprintf(args, sizeof args, "single -t wpost --registered-proof 10 --vanilla '%s' --randomness %s "
+             "--proof-out '%s/wpost.proof'", path, hex, v.d.dir);
     ASSERT_EQ_INT(h_bench(&out, v.d.addr, args), 0);
     ASSERT_STR_CONTAINS(out, "status:    COMPLETED");
     ASSERT_STR_CONTAINS(out, "proof:     192 bytes");
+    free(out);
+    /* the returned proof checked apart from the daemon (`cuzk-bench verify`, the verifier's
+     * inputs from the file's sectors and the randomness); another randomness, the WinningPoSt
+     * key and a cut proof must not pass */
+    struct fil_circuit fc;
+    char wstem[256], nstem[256];
+    ASSERT_OK(fil_circuit_init(&fc, FIL_CIRCUIT_WINDOW_POST, 2048, E), E);
+    ASSERT_OK(fil_circuit_param_stem(wstem, sizeof wstem, &fc, E), E);
+    ASSERT_OK(fil_circuit_init(&fc, FIL_CIRCUIT_WINNING_POST, 2048, E), E);
+    ASSERT_OK(fil_circuit_param_stem(nstem, sizeof nstem, &fc, E), E);
+    const char *vks[3] = {wstem, wstem, nstem};
+    for (int k = 0; k < 3; k++) {
+        char rhex[65];
+        memcpy(rhex, hex, sizeof rhex);
+        if (k == 1) rhex[0] = rhex[0] == '0' ? '1' : '0';
+        snprintf(args, sizeof args, "verify --kind window-post --vanilla '%s' --vk '%s/%s.vk' --proof '%s/wpost.proof' "
+                 "--randomness %s", path, v.d.dir, vks[k], v.d.dir, rhex);
+        ASSERT_EQ_INT(h_bench(&out, v.d.addr, args), k == 0 ? 0 : 1);
+        ASSERT_STR_CONTAINS(out, k == 0 ? "verified: yes (StackedDrgWindow2KiBV1_1" : "verified: no");
+        if (k == 2) ASSERT_STR_CONTAINS(out, "wrong number of public inputs");
+        free(out);
+    }
+    char cut[700];
+    snprintf(cut, sizeof cut, "%s/cut.proof", v.d.dir);
+    FILE *cf = fopen(cut, "wb");
+    ASSERT(cf && fwrite("abc", 1, 3, cf) == 3 && fclose(cf) == 0);
+    snprintf(args, sizeof args, "verify --kind window-post --vanilla '%s' --vk '%s/%s.vk' --proof '%s' --randomness %s",
+             path, v.d.dir, wstem, cut, hex);
+    ASSERT_EQ_INT(h_bench(&out, v.d.addr, args), 1);
+    ASSERT_STR_CONTAINS(out, "3 bytes, expected one 192-byte proof");
     free(out);
     snprintf(path, sizeof path, "%s/winning.json", v.d.dir);
     write_vanilla(path, &v.gn);
