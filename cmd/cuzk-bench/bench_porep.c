@@ -439,15 +439,15 @@ static int verify_aggregate(const struct fil_c1 *c, const struct g16_vk *vk, con
 BENCH_CMD(verify, "verify",
           "verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE] [--aggregate FILE --srs DIR]: "
           "check a C2 proof (partitions x 192 bytes) and/or an NI-PoRep aggregate; "
-          "verify --kind snap --vanilla FILE --vk FILE --proof FILE [--registered-proof N]: an update proof")
-{
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "snap")) return bench_verify_snap(argc, argv);
+          "verify --kind snap --vanilla FILE --vk FILE --proof FILE [--registered-proof N]: an update proof; "
           "verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE: a PoSt proof")
 {
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--kind") && (!strcmp(argv[i + 1], "window-post") || !strcmp(argv[i + 1], "winning-post")))
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--kind")) continue;
+        if (!strcmp(argv[i + 1], "snap")) return bench_verify_snap(argc, argv);
+        if (!strcmp(argv[i + 1], "window-post") || !strcmp(argv[i + 1], "winning-post"))
             return bench_verify_post(argc, argv);
+    }
     const char *c1p = NULL, *vkp = NULL, *proofp = NULL, *aggp = NULL, *srsd = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *o = argv[i], *v = argv[i + 1];
