@@ -510,7 +510,7 @@ usage:
     fprintf(stderr, "usage: cuzk-bench verify --kind porep|ni-porep --c1 FILE --vk FILE [--proof FILE]\n"
                     "                         [--aggregate FILE --srs DIR]   (at least one of --proof, --aggregate;\n"
                     "                         DIR holds v28-fil-inner-product-v1.srs)\n"
-                    "       cuzk-bench verify --kind snap --vanilla FILE --vk FILE --proof FILE [--registered-proof N]\n");
+                    "       cuzk-bench verify --kind snap --vanilla FILE --vk FILE --proof FILE [--registered-proof N]\n"
                     "       cuzk-bench verify --kind window-post|winning-post --vanilla FILE --vk FILE --proof FILE\n"
                     "                         [--randomness HEX] [--miner-id ID] [--registered-proof N] [--partition K]\n");
     return 2;
