@@ -151,6 +151,28 @@ static int make_resident(struct engine *e, unsigned d, struct srs_entry *s, stru
     return CUZK_OK;
 }
 
+void dev_stage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
+               const struct g16_assignment *w)
+{
+    const struct engine_backend_ops *ops = e->be.ops;
+    if (!e->have_gpu || !ops->stage) return;
+    struct cuzk_error serr;
+    cuzk_error_clear(&serr);
+    uint64_t t0 = cuzk_now_ns();
+    int src = ops->stage(e->be.self, c->dev, s, w, &serr);
+    if (src)
+        cuzk_log(CLOG_DEBUG, "witness not prefetched (worker=%u partition=%u): %s", c->worker, c->part, serr.msg);
+    else
+        clog_timeline("WITNESS_STAGED", c->job_id, "worker=%u,partition=%u,ms=%" PRIu64, c->worker, c->part,
+                      (cuzk_now_ns() - t0) / 1000000);
+}
+
+void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
+                 const struct g16_assignment *w)
+{
+    if (e->have_gpu && e->be.ops->unstage) e->be.ops->unstage(e->be.self, c->dev, s, w);
+}
+
 int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                 const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
                 struct cuzk_error *err)
@@ -159,23 +181,18 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
     struct engine *e = c->e;
     const struct engine_backend_ops *ops = e->be.ops;
     if (!e->have_gpu) return ops->prove(e->be.self, 0, out, s, pk, w, t, err);
-    /* Only the kernels run under the device lock: the witness was computed before, and the
-     * proof assembly (g16_prove) and verification run after this returns. The witness upload
-     * runs before the lock, beside the kernels of the prover that holds it. */
-    if (ops->stage) {
-        struct cuzk_error serr;
-        cuzk_error_clear(&serr);
-        uint64_t t0 = cuzk_now_ns();
-        int src = ops->stage(e->be.self, c->dev, s, w, &serr);
-        if (src)
-            cuzk_log(CLOG_DEBUG, "witness not prefetched (worker=%u partition=%u): %s", c->worker, c->part, serr.msg);
-        else
-            clog_timeline("WITNESS_STAGED", c->job_id, "worker=%u,partition=%u,ms=%" PRIu64, c->worker, c->part,
-                          (cuzk_now_ns() - t0) / 1000000);
+    /* Only the kernels run under the device lock: the witness was computed before and staged
+     * (dev_stage) before the device turn, and the proof assembly (g16_prove) and verification
+     * run after this returns. The caller holds the device turn (dev_turn_acquire), which puts
+     * the provers of a device in priority order; the lock itself also serialises preloads,
+     * evictions and key checks. */
+    if (!c->turn) {
+        dev_turn_acquire(e, c->w, c->job, c->part, false);
+        c->turn = true;
     }
     /* Out of device memory (another process took the card's memory, or the plan was off):
-     * the partition waits with the lock released and tries again, so the memory can come
-     * back; after DEV_NOMEM_TRIES it fails with the GPU's message. */
+     * the partition waits with the lock and the turn released and tries again, so the memory
+     * can come back; after DEV_NOMEM_TRIES it fails with the GPU's message. */
     int rc;
     for (unsigned attempt = 1;; attempt++) {
         dev_lock(e, c->dev);
@@ -184,6 +201,8 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
         rc = make_resident(e, c->dev, c->srs, err);
         if (!rc) rc = ops->prove(e->be.self, c->dev, out, s, pk, w, t, err);
         dev_unlock(e, c->dev);
+        dev_turn_release(e, c->dev);
+        c->turn = false;
         if (rc != CUZK_E_GPU_NOMEM || attempt >= DEV_NOMEM_TRIES) break;
         unsigned wait_s = attempt < 5 ? 1u << (attempt - 1) : 15;
         cuzk_log(CLOG_WARN, "GPU %d out of memory for partition %u of job %s (%s); retrying in %u s "
@@ -198,8 +217,10 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
         }
         if (stop) break;
         if (t) memset(t, 0, sizeof *t);
+        dev_turn_acquire(e, c->w, c->job, c->part, false);
+        c->turn = true;
     }
-    if (ops->unstage) ops->unstage(e->be.self, c->dev, s, w);
+    dev_unstage(e, c, s, w);
     return rc;
 }
 

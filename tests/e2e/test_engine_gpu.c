@@ -38,6 +38,21 @@ struct fake_gpu {
 
 static struct fake_gpu fakes[NDEV];
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The order in which the devices ran backend calls (by shape: one circuit per job in the tests
+ * that read it), and a gate that holds every backend call while closed, so a test can fill the
+ * queues while a partition holds the device. */
+static const struct g16_shape *order[256];
+static unsigned n_order;
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_closed;
+static void gate_set(bool closed)
+{
+    pthread_mutex_lock(&gate_mu);
+    gate_closed = closed;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
 static unsigned violations_unlocked, violations_overlap, violations_mixed;
 static struct { const struct g16_shape *shape; int dev; } seen[64];
 static unsigned n_seen;
@@ -184,7 +199,11 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     } else if (i < n_seen && seen[i].dev != dev) {
         violations_mixed++;
     }
+    if (n_order < 256) order[n_order++] = s;
     pthread_mutex_unlock(&rec_mu);
+    pthread_mutex_lock(&gate_mu);
+    while (gate_closed) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
     usleep(3000 + g->delay_us);   /* widen the window in which a second worker could overlap */
     if (g->prove_nomem) {   /* another process holds the memory: nothing computed */
         g->prove_nomem--;
@@ -258,7 +277,10 @@ static const struct engine_backend_ops fake_copy_ops = {
     .destroy = f_destroy, .load_pk_copies = true,
 };
 
-static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
+static uint64_t budget_next;   /* the next engine's memory budget (0: 1 GiB) */
+
+/* An engine on the first ndev fake devices (2 prover workers each, 2 synthesis workers). */
+static struct engine *start_n(const struct engine_backend_ops *ops, const char *param_cache, unsigned ndev)
 {
     for (int d = 0; d < NDEV; d++) {
         memset(&fakes[d], 0, sizeof fakes[d]);
@@ -271,8 +293,10 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     be.self = fakes;
     copy_mode = ops->load_pk_copies;
     violations_no_host_key = 0;
-    be.n_devices = NDEV;
+    be.n_devices = ndev;
     memcpy(be.ordinals, ordinals, sizeof ordinals);
+    n_order = 0;
+    gate_set(false);
     memset(staged, 0, sizeof staged);
     n_stage = n_taken = n_dropped = violations_stage = 0;
     n_pins = n_unpins = 0;
@@ -282,7 +306,8 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     struct engine_config cfg;
     engine_config_defaults(&cfg);
     cfg.mem_auto = false;
-    cfg.mem_budget = 1ull << 30;
+    cfg.mem_budget = budget_next ? budget_next : 1ull << 30;
+    budget_next = 0;
     cfg.workers_per_device = 2;
     cfg.synthesis_workers = 2;
     snprintf(cfg.param_cache, sizeof cfg.param_cache, "%s", param_cache);
@@ -292,6 +317,11 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     struct engine *e = engine_new(&cfg, &be, err);
     ASSERT_MSG(e, "engine_new: %s", err->msg);
     return e;
+}
+
+static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
+{
+    return start_n(ops, param_cache, NDEV);
 }
 
 static struct engine *start(void)
@@ -306,12 +336,15 @@ static const struct engine_srs_snap *find_srs(const struct engine_snapshot *s, c
     return NULL;
 }
 
-static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+/* a SYNTHETIC job of `parts` circuits of n constraints at priority prio (0: NORMAL, the kind's
+ * default; 4: CRITICAL, WinningPoSt's) */
+static void submit_prio(struct engine *e, const char *id, uint64_t n, uint32_t parts, int prio)
 {
     struct cuzk_error err_s, *err = &err_s;
     struct engine_request r;
     memset(&r, 0, sizeof r);
     r.request_id = id;
+    r.priority = prio;
     r.kind = ENGINE_KIND_SYNTHETIC;
     r.synthetic_constraints = n;
     r.synthetic_partitions = parts;
@@ -319,6 +352,34 @@ static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
     uint32_t pos;
     bool existing;
     ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
+}
+
+static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+{
+    submit_prio(e, id, n, parts, 0);
+}
+
+/* partitions of job id in state st (enum engine_part_state), from the status snapshot */
+static unsigned parts_in(struct engine *e, const char *id, int st)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    unsigned n = 0;
+    for (size_t i = 0; i < s.n_jobs; i++)
+        if (!strcmp(s.jobs[i].id, id))
+            for (uint32_t p = 0; p < s.jobs[i].n_parts; p++) n += s.jobs[i].parts[p].state == st;
+    engine_snapshot_free(&s);
+    return n;
+}
+
+/* a counter the fakes write under rec_mu */
+static unsigned rec_read(const unsigned *v)
+{
+    pthread_mutex_lock(&rec_mu);
+    unsigned x = *v;
+    pthread_mutex_unlock(&rec_mu);
+    return x;
 }
 
 static void await_ok(struct engine *e, const char *id, uint32_t parts)
@@ -460,6 +521,129 @@ TEST_T(fake_gpus_of_different_speeds_both_prove, 120)
                fakes[0].calls, fakes[1].calls);
     ASSERT_EQ_U64(violations_unlocked, 0);
     ASSERT_EQ_U64(violations_overlap, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+}
+
+/* Deadlines under load (issue 48): one device whose two prover workers are both busy with a
+ * NORMAL job of several partitions (one holds the device, the other has staged its witness and
+ * waits for the device, the rest are synthesized and queued). A CRITICAL job that arrives then
+ * must be the device's next backend call: neither a queued NORMAL partition nor the NORMAL
+ * witness staged ahead may get the device first. The oracle is the fake device's own record
+ * of the order of its backend calls. */
+TEST_T(critical_job_is_the_next_on_a_busy_device, 60)
+{
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    gate_set(true);   /* the first backend call holds the device until the gate opens */
+    submit(e, "bulk", 64, 6);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2 &&
+                                   parts_in(e, "bulk", PART_SYNTH_DONE) == 4); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);   /* one partition on the device */
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);   /* the second one staged, waiting for the device */
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_SYNTH_DONE), 4);   /* four queued for a prover */
+    const struct g16_shape *bulk_shape = order[0];
+
+    submit_prio(e, "winning", 32, 1, 4);
+    for (int i = 0; i < 10000 && parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING), 0);
+    /* give a waiting worker the time to take it over (a third witness staged): the old engine
+     * never does, and the gate then opens after 2 s */
+    for (int i = 0; i < 2000 && rec_read(&n_stage) < 3; i++) usleep(1000);
+    gate_set(false);
+    await_ok(e, "winning", 1);
+    await_ok(e, "bulk", 6);
+
+    pthread_mutex_lock(&rec_mu);
+    unsigned calls = n_order, normal_before = 0;
+    for (unsigned i = 1; i < calls && order[i] == bulk_shape; i++) normal_before++;
+    pthread_mutex_unlock(&rec_mu);
+    ASSERT_EQ_U64(calls, 7);
+    ASSERT_MSG(normal_before == 0, "%u NORMAL partition(s) got the device after the CRITICAL job was "
+               "ready and before it (backend calls in order: the running NORMAL one, then %u NORMAL)",
+               normal_before, normal_before);
+    /* every witness staged was proved or dropped by its own partition, none under the lock */
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_taken, 7);
+    ASSERT_EQ_U64(n_stage, n_taken + n_dropped);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    ASSERT_EQ_U64(violations_overlap, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+}
+
+/* The memory budget a SYNTHETIC partition of n constraints reserves (budget_partition: the
+ * witness, and 4 domain vectors for proving), from the circuit's own shape. */
+static uint64_t working_set(uint64_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct synth_params sp = {.n_constraints = n, .n_public = 2};
+    struct g16_shape shape;
+    ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+    uint64_t dom = 1;
+    while (dom < shape.n_constraints) dom <<= 1;
+    uint64_t w = ((uint64_t)shape.n_inputs + shape.n_aux) * sizeof(fr_t) + 4 * dom * sizeof(fr_t);
+    g16_shape_free(&shape);
+    return w;
+}
+
+/* The same under memory pressure: the budget holds both keys and two NORMAL partitions, so the
+ * two synthesis workers wait for memory with NORMAL partitions of their own while the first two
+ * are on the provers. A CRITICAL partition (which fits the memory left) must be synthesized
+ * and proved next all the same, not after a NORMAL partition's memory comes back. */
+TEST_T(critical_job_is_synthesized_while_normal_ones_wait_for_memory, 60)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    bool already;
+    uint64_t ms;
+    /* the keys' budget charge, from an engine that loads them */
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    const uint64_t keys = s.mem_used;
+    engine_snapshot_free(&s);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    const uint64_t w64 = working_set(64), w32 = working_set(32);
+    ASSERT(w32 < w64);
+    budget_next = keys + 2 * w64 + w32;   /* a third NORMAL partition does not fit, a CRITICAL one does */
+
+    e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    gate_set(true);
+    submit(e, "bulk", 64, 6);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2 &&
+                                   parts_in(e, "bulk", PART_SYNTHESIZING) == 2); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_SYNTHESIZING), 2);   /* both synthesis workers wait for memory */
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_PENDING), 2);
+    const struct g16_shape *bulk_shape = order[0];
+
+    submit_prio(e, "winning", 32, 1, 4);
+    /* synthesized while the device is still held (the gate is closed) */
+    for (int i = 0; i < 3000 && parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING); i++)
+        usleep(1000);
+    unsigned waiting = parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING);
+    for (int i = 0; i < 2000 && !waiting && rec_read(&n_stage) < 3; i++) usleep(1000);
+    gate_set(false);
+    await_ok(e, "winning", 1);
+    await_ok(e, "bulk", 6);
+    ASSERT_MSG(!waiting, "the CRITICAL partition was not synthesized while NORMAL partitions waited for memory");
+    pthread_mutex_lock(&rec_mu);
+    unsigned calls = n_order, normal_before = 0;
+    for (unsigned i = 1; i < calls && order[i] == bulk_shape; i++) normal_before++;
+    pthread_mutex_unlock(&rec_mu);
+    ASSERT_EQ_U64(calls, 7);
+    ASSERT_MSG(normal_before == 0, "%u NORMAL partition(s) got the device before the CRITICAL one", normal_before);
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_taken, 7);
+    ASSERT_EQ_U64(n_stage, n_taken + n_dropped);
     engine_shutdown(e, 5000);
     engine_free(e);
 }
