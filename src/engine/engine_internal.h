@@ -42,6 +42,9 @@ struct srs_entry {
      * entry (shape or key) may be on the device, so it must be unloaded there before the
      * entry is freed; stream_logged, "does not fit" was logged for the device. */
     uint32_t vram_mask, dev_mask, stream_logged;
+    /* bit d: a proof of this entry beside device d's resident key did not fit (ops
+     * prove_beside); cleared when d's resident key changes */
+    uint32_t beside_nofit;
     /* host key page-locked for direct DMA (tier "pinned"); pin_tried: claimed by one device's
      * worker (under e->mu) so the key is pinned at most once */
     bool pinned, pin_tried;
@@ -174,6 +177,8 @@ struct dev_call {
     struct worker *w;
     struct job *job;
     bool turn;                      /* holds the device turn (dev_turn_acquire) */
+    bool deferred;                  /* dev_backend did not prove: the partition waits for the
+                                     * device's resident key to be free (dev_must_wait) */
 };
 int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                 const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
@@ -192,6 +197,14 @@ void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_sh
  * never holds the device from a CRITICAL partition). */
 int dev_turn_acquire(struct engine *e, struct worker *w, struct job *j, uint32_t part, bool may_yield);
 void dev_turn_release(struct engine *e, unsigned d);
+/* Must a partition of job j with entry s wait before it is proved on device d? (e->mu held)
+ * Yes while s's key is not resident on d, another entry's key is, that key cannot be kept by
+ * proving s beside it (no ops prove_beside, or it did not fit: beside_nofit), and a job that
+ * ranks before j (priority, then submit order) still has partitions of that key on d that
+ * hold their memory (synthesizing, queued or proving), which finish without more memory, so
+ * the wait always ends. A job that ranks first replaces the key instead: a deadline proof
+ * never waits for a batch. */
+bool dev_must_wait(const struct engine *e, unsigned d, const struct job *j, const struct srs_entry *s);
 /* Upload entry s to every device (PreloadSRS); failures only log (the host copy serves). */
 void dev_upload_all(struct engine *e, struct srs_entry *s);
 /* Drop whatever of s the devices hold (before s is freed). e->mu NOT held. */
