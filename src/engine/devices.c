@@ -226,9 +226,8 @@ static int prove_placed(struct engine *e, struct dev_call *c, struct g16_msm_res
     if (beside) {
         rc = srs_key_reload(e, me, err);   /* streamed from its host copy */
         if (rc) return cuzk_fail_prefix(err, rc, "GPU %d", e->be.ordinals[d]);
-        pthread_mutex_lock(&e->mu);
-        me->dev_mask |= bit;   /* the backend may keep buffers of it until the next unload */
-        pthread_mutex_unlock(&e->mu);
+        /* no dev_mask bit: a beside proof leaves nothing of this entry on the device (an
+         * unload for it would drop the resident key it was kept beside) */
         pin_streamed_key(e, me);   /* once: direct DMA for every streamed proof */
         rc = ops->prove_beside(e->be.self, d, out, s, pk, w, t, err);
         if (rc != CUZK_E_GPU_NOMEM) return rc;
