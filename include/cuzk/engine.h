@@ -152,6 +152,15 @@ struct engine_backend_ops {
     /* CUZK_E_GPU_NOMEM: does not fit (prove then streams the key from host memory) */
     int (*load_pk)(void *self, unsigned d, const struct g16_pk *pk, struct cuzk_error *err);
     void (*unload)(void *self, unsigned d);
+    /* prove's work for a circuit whose key and matrices stay in host memory (the key streamed
+     * per proof), beside the shape and key device d holds, which stay resident: a deadline
+     * proof during a batch does not evict the batch's key. Leaves nothing of this circuit on
+     * the device (no unload is owed for it). CUZK_E_GPU_NOMEM when it does not fit beside
+     * them (nothing was changed: the engine then replaces the resident key, or waits until
+     * its jobs are done). NULL: every circuit is made resident to be proved. */
+    int (*prove_beside)(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                        const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                        struct cuzk_error *err);
     /* Witness prefetch: before taking the device lock a prover uploads its witness (stage) so
      * the copy runs beside the kernels of the proof that holds the lock; unstage after the
      * prove call drops a copy the call did not take. A failed stage is logged at debug level

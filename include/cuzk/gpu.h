@@ -92,6 +92,14 @@ void gpu_ctx_set_options(struct gpu_ctx *ctx, const struct gpu_options *opt);
 int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
                     const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
                     struct g16_timings *t, struct cuzk_error *err);
+/* The backend for a circuit other than the one resident on ctx (the daemon's prove_beside):
+ * the same results, with pk streamed and s loaded for this call only, beside the resident key
+ * and shape, which stay as they are. CUZK_E_GPU_NOMEM, with nothing changed, when the memory
+ * plan (gpu_plan.h) finds no room beside them. With nothing resident, or pk or s the resident
+ * one, it is gpu_g16_backend. */
+int gpu_g16_backend_beside(struct g16_msm_results *out, const struct g16_shape *s,
+                           const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
+                           struct g16_timings *t, struct cuzk_error *err);
 
 /* Witness prefetch. gpu_g16_stage_witness uploads witness w of shape s ahead of its proof into
  * one of the context's two device witness buffers, on its own stream and staging chunks; it

@@ -67,4 +67,80 @@ uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors);
  * buffer fit. */
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err);
 
+/* ---- several keys on one card (src/groth16/gpu_plan_card.c) ----
+ * A card that serves several circuits (a PoRep batch, WinningPoSt and WindowPoSt deadlines
+ * beside it, SnapDeals) keeps some keys, and some circuits' matrices, on the device between
+ * proofs, and proves the others with their keys streamed beside them (the engine's
+ * prove_beside). gpu_plan_card decides which, so that a proof of every key fits beside what
+ * is kept: no proof ever has to evict another circuit's key. It also predicts each key's
+ * device time per proof and what a deadline proof waits for: the engine gives the device's
+ * next turn to the highest priority (docs/daemon.md), so at most the one proof that holds
+ * the device when it arrives. */
+#define GPU_PLAN_MAX_KEYS 4
+
+enum gpu_key_class {
+    GPU_CLASS_THROUGHPUT,   /* PoRep, SnapDeals: proofs back to back; their PCIe bytes count */
+    GPU_CLASS_DEADLINE      /* WinningPoSt, WindowPoSt: few proofs, each against a deadline */
+};
+
+struct gpu_plan_key {
+    const char *name;                        /* for messages, e.g. "wpost-32g" */
+    enum gpu_key_class cls;
+    uint64_t key[GPU_PLAN_VECTORS];          /* as in gpu_plan_in */
+    uint64_t shape, domain, witness;         /* as in gpu_plan_in */
+    double lock_s;                           /* device time of one proof with its key and matrices
+                                              * on the device and its witness staged (measured) */
+};
+
+struct gpu_plan_card_in {
+    uint64_t mem;                            /* device bytes the backend may use */
+    double pcie_bytes_per_s;                 /* host to device: streamed keys, matrices read from
+                                              * host memory, witnesses not staged ahead */
+    unsigned n;                              /* 1 .. GPU_PLAN_MAX_KEYS */
+    struct gpu_plan_key keys[GPU_PLAN_MAX_KEYS];
+};
+
+struct gpu_plan_card_key {
+    bool resident;                           /* the key stays on the device (else streamed) */
+    bool shape_mapped;                       /* the matrices stay in pinned host memory, read by
+                                              * the SpMV over PCIe (else kept on the device) */
+    unsigned witness_buffers, h_vectors;     /* as in struct gpu_plan */
+    uint64_t stream_chunk;                   /* streamed: bytes per piece */
+    uint64_t work_bytes;                     /* gpu_plan_work_bytes of its domain and h vectors */
+    uint64_t pcie_bytes;                     /* moved per proof besides a staged witness: the
+                                              * streamed key, the mapped matrices, the witness when
+                                              * it is not staged ahead (one buffer) */
+    double proof_s;                          /* lock_s + pcie_bytes at the given rate: an upper
+                                              * bound (the streamer overlaps the kernels) */
+    double wait_s;                           /* the longest proof_s of the other keys: the proof
+                                              * that may hold the device when one of this key's
+                                              * arrives (0 with one key) */
+    double latency_s;                        /* wait_s + proof_s */
+};
+
+struct gpu_plan_card {
+    struct gpu_plan_card_key k[GPU_PLAN_MAX_KEYS];
+    uint64_t kept;                           /* resident keys, matrices kept on the device */
+    /* what proofs add, each part at its largest over the keys (the context's scratch, witness
+     * and streaming buffers are reused and only grow): the working set, the witness buffers,
+     * the two streaming buffers */
+    uint64_t work_bytes, witness_bytes, stream_bytes;
+    uint64_t peak;                           /* the sum of the four; never above in->mem */
+};
+
+/* The plan of a card holding in->n keys. Every choice of resident keys and kept matrices, and of
+ * witness buffers (2, 1) and h vectors (3, 2) per key, whose peak fits in->mem (a streamed key
+ * in pieces of its largest vector when two fit, else the largest pieces that do, at least
+ * GPU_PLAN_MIN_CHUNK); of those, the one that moves the fewest bytes over PCIe per throughput
+ * proof (streamed keys, mapped matrices), then gives the throughput keys the fastest options
+ * (witness buffers, then h vectors, as gpu_plan_make orders them), then the largest streamed
+ * pieces, then the smallest sum of the deadline keys' latencies, then keeps the fewest bytes.
+ * With one key whose vectors outweigh its matrices (every real circuit) this is gpu_plan_make's
+ * plan. CUZK_E_INVALID_ARG for n outside 1 .. GPU_PLAN_MAX_KEYS, a domain that is not a power
+ * of two, or a rate that is not positive; CUZK_E_GPU_NOMEM naming the key and its least need
+ * when some key does not fit even alone, streamed in the smallest pieces with its matrices in
+ * host memory, or when the keys fit alone but not beside each other's buffers. */
+int gpu_plan_card_make(const struct gpu_plan_card_in *in, struct gpu_plan_card *out,
+                       struct cuzk_error *err);
+
 #endif

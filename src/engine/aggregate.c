@@ -131,7 +131,7 @@ int engine_aggregate_job(struct engine *e, const struct job *j, uint8_t **out, s
      * the circuit's verifying key (the SRS entry's; acquired again: the partitions released
      * theirs) */
     uint64_t waited = 0;
-    if ((rc = srs_acquire(e, j->circuit_id, &s, &waited, NULL, err))) {
+    if ((rc = srs_acquire(e, j->circuit_id, j->priority, &s, &waited, NULL, err))) {
         cuzk_fail_prefix(err, rc, "aggregate verification: SRS %s", j->circuit_id);
         goto out;
     }

@@ -25,6 +25,13 @@ static int g_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     return gpu_g16_backend(out, s, pk, w, ctx_of(self, d), t, err);
 }
 
+static int g_prove_beside(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                          const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                          struct cuzk_error *err)
+{
+    return gpu_g16_backend_beside(out, s, pk, w, ctx_of(self, d), t, err);
+}
+
 static int g_info(void *self, unsigned d, char *name, size_t cap, uint64_t *total, uint64_t *free_b)
 {
     struct gpu_ctx *c = ctx_of(self, d);
@@ -109,7 +116,8 @@ static void g_destroy(void *self)
 
 static const struct engine_backend_ops gpu_ops = {
     .prove = g_prove, .info = g_info, .lock = g_lock, .unlock = g_unlock,
-    .load_shape = g_load_shape, .load_pk = g_load_pk, .unload = g_unload, .stage = g_stage,
+    .load_shape = g_load_shape, .load_pk = g_load_pk, .unload = g_unload, .prove_beside = g_prove_beside,
+    .stage = g_stage,
     .unstage = g_unstage, .host_pin = g_pin, .host_unpin = g_unpin, .host_pinned = g_pinned, .check_g1 = g_check_g1,
     .check_g2 = g_check_g2, .destroy = g_destroy,
     .load_pk_copies = true,

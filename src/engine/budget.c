@@ -31,29 +31,79 @@ void budget_init(struct engine *e, const struct engine_config *c)
              (double)e->mem_total / MiB, c->mem_auto ? "auto: MemTotal - safety_margin" : "configured");
 }
 
-int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err)
+/* A reservation waiting for memory (on the stack of its caller, linked into e->mem_waiters). */
+struct mem_waiter {
+    struct mem_waiter *next;
+    int prio;
+    uint64_t n;
+};
+
+/* Would taking n bytes now leave a waiting reservation of a higher priority than prio, which
+ * fits now, without its memory? (e->mu held) Such a one is woken by the same broadcast and
+ * goes first. Only one that fits now holds the others back: one that does not fit must wait
+ * for memory that in-flight work gives back, and a lower reservation (whose partition may hold
+ * the only reference to an SRS entry it would need evicted) never waits on it. */
+static bool budget_higher_fits(const struct engine *e, uint64_t n, int prio)
+{
+    for (const struct mem_waiter *w = e->mem_waiters; w; w = w->next)
+        if (w->prio > prio && e->mem_used + w->n <= e->mem_total && e->mem_used + n + w->n > e->mem_total)
+            return true;
+    return false;
+}
+
+/* Should the synthesis worker holding partition who give it back for a partition of a higher
+ * priority queued for synthesis? Only when no synthesis worker is idle (an idle one takes it). */
+static bool synth_should_yield(const struct engine *e, const struct qitem *who)
+{
+    if (!e->synth_q.n || e->synth_q.v[0].job->priority <= who->job->priority) return false;
+    for (unsigned i = 0; i < e->n_synth && i < e->n_workers; i++)
+        if (!e->workers[i].busy) return false;
+    return true;
+}
+
+int budget_reserve(struct engine *e, uint64_t n, int prio, const struct qitem *who,
+                   struct cuzk_error *err)
 {
     if (n > e->mem_total)
         return cuzk_fail(err, CUZK_E_NOMEM,
                          "needs %.1f MiB of memory but the whole budget is %.1f MiB "
                          "([memory] total_budget)", (double)n / MiB, (double)e->mem_total / MiB);
     bool logged = false;
-    while (e->mem_used + n > e->mem_total) {
-        if (e->stopping) return cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
-        struct srs_entry *victims = NULL;
-        uint64_t freed = srs_evict_lru(e, e->mem_used + n - e->mem_total, &victims);
-        if (freed) {
-            /* Freeing may wait for a device lock (GPU unload): not under the engine lock,
-             * which callers already expect to be dropped here (as by the timed wait). */
-            pthread_mutex_unlock(&e->mu);
-            srs_free_list(e, victims);
-            pthread_mutex_lock(&e->mu);
-            budget_release(e, freed);
-            continue;
+    struct mem_waiter me = {NULL, prio, n};
+    bool listed = false;
+    int rc = CUZK_OK;
+    for (;;) {
+        const bool fits = e->mem_used + n <= e->mem_total;
+        if (fits && !budget_higher_fits(e, n, prio)) break;
+        if (e->stopping) {
+            rc = cuzk_fail(err, CUZK_E_CANCELLED, "daemon shutting down");
+            break;
+        }
+        if (who && synth_should_yield(e, who)) {
+            rc = cuzk_fail(err, CUZK_E_BUSY, "gave way to a partition of a higher priority");
+            break;
+        }
+        if (!fits) {
+            struct srs_entry *victims = NULL;
+            uint64_t freed = srs_evict_lru(e, e->mem_used + n - e->mem_total, &victims);
+            if (freed) {
+                /* Freeing may wait for a device lock (GPU unload): not under the engine lock,
+                 * which callers already expect to be dropped here (as by the timed wait). */
+                pthread_mutex_unlock(&e->mu);
+                srs_free_list(e, victims);
+                pthread_mutex_lock(&e->mu);
+                budget_release(e, freed);
+                continue;
+            }
+        }
+        if (!listed) {
+            me.next = e->mem_waiters;
+            e->mem_waiters = &me;
+            listed = true;
         }
         if (!logged) {
-            cuzk_log(CLOG_DEBUG, "waiting for memory: need %.1f MiB, %.1f of %.1f MiB in use",
-                     (double)n / MiB, (double)e->mem_used / MiB, (double)e->mem_total / MiB);
+            cuzk_log(CLOG_DEBUG, "waiting for memory: need %.1f MiB at priority %d, %.1f of %.1f MiB in use",
+                     (double)n / MiB, prio, (double)e->mem_used / MiB, (double)e->mem_total / MiB);
             logged = true;
         }
         /* Timed wait: idle entries become evictable with time, not only on release. */
@@ -62,8 +112,16 @@ int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err)
         ts.tv_sec += 1;
         pthread_cond_timedwait(&e->mem_cv, &e->mu, &ts);
     }
-    e->mem_used += n;
-    return CUZK_OK;
+    if (listed) {
+        for (struct mem_waiter **pp = &e->mem_waiters; *pp; pp = &(*pp)->next)
+            if (*pp == &me) {
+                *pp = me.next;
+                break;
+            }
+        pthread_cond_broadcast(&e->mem_cv);   /* a lower one it held back may go now */
+    }
+    if (!rc) e->mem_used += n;
+    return rc;
 }
 
 void budget_release(struct engine *e, uint64_t n)

@@ -436,6 +436,9 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         }
         if (rc) job_finish(e, j, ENGINE_FAILED, "out of memory while queueing partitions");
         pthread_cond_broadcast(&e->synth_cv);
+        /* synthesis workers waiting for memory with partitions of a lower priority give way
+         * to this job's (budget_reserve) */
+        pthread_cond_broadcast(&e->mem_cv);
     }
     pthread_mutex_unlock(&e->mu);
     return CUZK_OK;
@@ -580,7 +583,8 @@ int engine_preload(struct engine *e, const char *circuit_id, bool *already_loade
     struct srs_entry *s = NULL;
     uint64_t t0 = cuzk_now_ns();
     bool was = false;
-    int rc = srs_acquire(e, circuit_id, &s, NULL, &was, err);
+    /* a preload is nobody's deadline: its budget reservations wait as a NORMAL job's do */
+    int rc = srs_acquire(e, circuit_id, 2, &s, NULL, &was, err);
     if (rc) return rc;
     /* the VRAM tier: upload to every GPU now rather than at the first proof (held by our
      * reference, so it cannot be evicted meanwhile) */
@@ -606,7 +610,8 @@ static void part_leave(struct engine *e, struct job *j)
     j->refs--;
     e->parts_in_flight--;
     pthread_cond_broadcast(&e->drain_cv);
-    if (e->stopping && !e->parts_in_flight) pthread_cond_broadcast(&e->prove_cv);
+    /* provers: a partition waiting for this job's key to be free may go now (dev_must_wait) */
+    pthread_cond_broadcast(&e->prove_cv);
     if (j->state == JOB_DONE && !j->refs) retention_gc(e);
 }
 
@@ -626,7 +631,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
     cuzk_error_clear(&perr);
     uint64_t wait_ns = 0;
     struct srs_entry *s = NULL;
-    int rc = srs_acquire(e, j->circuit_id, &s, &wait_ns, NULL, &perr);
+    int rc = srs_acquire(e, j->circuit_id, j->priority, &s, &wait_ns, NULL, &perr);
     pthread_mutex_lock(&e->mu);
     if (wait_ns > j->srs_wait_ns && wait_ns > NS_PER_MS) j->srs_wait_ns = wait_ns;
     if (rc) {
@@ -646,7 +651,26 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
         part_fail(e, j, p, "memory reservation", &perr);
         goto drop_locked;
     }
-    rc = budget_reserve(e, mw + mp, &perr);
+    const struct qitem me = {j, p};
+    rc = budget_reserve(e, mw + mp, j->priority, &me, &perr);
+    if (rc == CUZK_E_BUSY && j->state != JOB_DONE) {
+        /* a partition of a higher priority waits for a synthesis worker and none is idle:
+         * this one goes back to the queue, and this worker takes that one */
+        if (!q_push(&e->synth_q, j, p)) {
+            pt->state = PART_PENDING;
+            pt->srs = NULL;
+            j->parts_queued++;
+            pthread_cond_broadcast(&e->synth_cv);
+            pthread_mutex_unlock(&e->mu);
+            srs_release(e, s);
+            clog_timeline("SYNTH_YIELD", j->id, "partition=%u,worker=%u", p, w->id);
+            pthread_mutex_lock(&e->mu);
+            part_leave(e, j);
+            pthread_mutex_unlock(&e->mu);
+            return;
+        }
+        rc = budget_reserve(e, mw + mp, j->priority, NULL, &perr);   /* cannot requeue: wait */
+    }
     if (rc) {
         if (j->state != JOB_DONE) part_fail(e, j, p, "memory reservation", &perr);
         goto drop_locked;
@@ -699,6 +723,20 @@ drop_locked:
     pthread_mutex_unlock(&e->mu);
 }
 
+/* Give synthesized partition p of job j back to its prover queue (e->mu NOT held): false,
+ * nothing done, when the job has ended or the queue cannot grow. */
+static bool prover_requeue(struct engine *e, struct job *j, uint32_t p)
+{
+    pthread_mutex_lock(&e->mu);
+    const bool back = j->state != JOB_DONE && !q_push(j->dev >= 0 ? &e->dev_q[j->dev] : &e->prove_q, j, p);
+    if (back) {
+        j->parts[p].state = PART_SYNTH_DONE;
+        pthread_cond_broadcast(&e->prove_cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return back;
+}
+
 static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_t p)
 {
     struct part *pt = &j->parts[p];
@@ -721,8 +759,32 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         /* dev_backend holds a GPU's lock around the backend's kernels only */
         if (w->gpu_ordinal < 0)
             clog_timeline("GPU_START", j->id, "worker=%u,partition=%u,gpu=cpu", w->id, p);
-        struct dev_call dc = {e, w->dev, w->id, p, s, j->id};
+        struct dev_call dc = {e, w->dev, w->id, p, s, j->id, w, j, false, false};
+        if (e->have_gpu) {
+            /* the witness goes up before the turn, beside the kernels of the partition that
+             * holds the device; the turn then goes in priority order */
+            dev_stage(e, &dc, &s->shape, &asg);
+            if (dev_turn_acquire(e, w, j, p, true) == CUZK_E_BUSY) {
+                /* a partition of a higher priority is queued for this device and no prover is
+                 * idle: give this one back (its witness stays in host memory) and take that */
+                dev_unstage(e, &dc, &s->shape, &asg);
+                if (prover_requeue(e, j, p)) {
+                    clog_timeline("GPU_YIELD", j->id, "worker=%u,partition=%u", w->id, p);
+                    return;
+                }
+                /* the job ended meanwhile, or the queue cannot grow: prove it after all */
+                dev_stage(e, &dc, &s->shape, &asg);
+                dev_turn_acquire(e, w, j, p, false);
+            }
+            dc.turn = true;
+        }
         rc = g16_prove(&proof, &s->shape, &s->pk, &asg, 1, NULL, NULL, dev_backend, &dc, &t, &perr);
+        if (dc.turn) dev_turn_release(e, w->dev);
+        if (dc.deferred && prover_requeue(e, j, p)) {
+            /* its key waits for the device's resident key to be free (dev_must_wait) */
+            clog_timeline("GPU_DEFER", j->id, "worker=%u,partition=%u", w->id, p);
+            return;
+        }
         t1 = cuzk_now_ns();
         pt->gpu_ns = t1 - t0;
         /* the backend's phases, so a timeline shows where a partition's GPU time went */
@@ -817,31 +879,134 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     pthread_mutex_unlock(&e->mu);
 }
 
+/* May prover w take queued partition it now? (e->mu held) Not a GPU prover when the
+ * partition must wait for its device's resident key to be free (dev_must_wait). */
+static bool prover_may_take(const struct engine *e, const struct worker *w, const struct qitem *it)
+{
+    return w->gpu_ordinal < 0 || !dev_must_wait(e, w->dev, it->job, it->job->parts[it->part].srs);
+}
+
+/* The position of the first partition of q in queue order that w may take, -1 if none. The
+ * top is almost always it; partitions that wait for a device's key are passed over. */
+static long q_first_for(const struct engine *e, const struct worker *w, const struct pqueue *q)
+{
+    if (!q->n || prover_may_take(e, w, &q->v[0])) return q->n ? 0 : -1;
+    long best = -1;
+    const struct job *no = q->v[0].job;   /* a job's partitions share the answer */
+    for (size_t i = 1; i < q->n; i++) {
+        const struct qitem *it = &q->v[i];
+        if (it->job == no || (best >= 0 && !q_before(it, &q->v[best]))) continue;
+        if (prover_may_take(e, w, it)) best = (long)i;
+        else no = it->job;
+    }
+    return best;
+}
+
+/* Take the item at position i of q (heap order restored). */
+static struct qitem q_take_at(struct pqueue *q, size_t i)
+{
+    struct qitem it = q->v[i];
+    q->v[i] = q->v[--q->n];
+    if (i < q->n) {
+        q_sift_down(q, i);
+        while (i > 0 && q_before(&q->v[i], &q->v[(i - 1) / 2])) {
+            size_t p = (i - 1) / 2;
+            struct qitem t = q->v[i]; q->v[i] = q->v[p]; q->v[p] = t;
+            i = p;
+        }
+    }
+    return it;
+}
+
 /* Work for worker w (e->mu held)? A GPU prover takes its device's queue and the shared one. */
 static bool has_work(const struct engine *e, const struct worker *w)
 {
     if (!w->prover) return e->synth_q.n > 0;
-    return e->prove_q.n > 0 || (w->gpu_ordinal >= 0 && e->dev_q[w->dev].n > 0);
+    return q_first_for(e, w, &e->prove_q) >= 0 ||
+           (w->gpu_ordinal >= 0 && q_first_for(e, w, &e->dev_q[w->dev]) >= 0);
 }
 
 /* The next partition for w (has_work true). A GPU prover takes whichever of its device's
- * queue and the shared queue is ahead in (priority, job, partition) order; taking a job's
- * first partition from the shared queue binds the job to this device, so every partition of
- * a job is proved on the same GPU (its kernels never mix devices). */
+ * queue and the shared queue is ahead in (priority, job, partition) order, among those it may
+ * take; taking a job's first partition from the shared queue binds the job to this device, so
+ * every partition of a job is proved on the same GPU (its kernels never mix devices). */
 static struct qitem take_work(struct engine *e, const struct worker *w)
 {
     if (!w->prover) return q_pop(&e->synth_q);
     struct pqueue *sq = &e->prove_q;
     if (w->gpu_ordinal < 0) return q_pop(sq);
     struct pqueue *dq = &e->dev_q[w->dev];
-    if (dq->n && (!sq->n || q_before(&dq->v[0], &sq->v[0]))) return q_pop(dq);
-    struct qitem it = q_pop(sq);
+    const long di = q_first_for(e, w, dq), si = q_first_for(e, w, sq);
+    if (di >= 0 && (si < 0 || q_before(&dq->v[di], &sq->v[si]))) return q_take_at(dq, (size_t)di);
+    struct qitem it = q_take_at(sq, (size_t)si);
     if (it.job->dev < 0) {
         if (q_move_job(dq, sq, it.job)) it.job->dev = (int)w->dev;
         else cuzk_log(CLOG_WARN, "out of memory binding job %s to GPU %d; its partitions may "
                       "use several GPUs", it.job->id, w->gpu_ordinal);
     }
     return it;
+}
+
+/* ----------------------------------------------------------- device turn -- */
+
+/* Should prover w, waiting for its device with a partition of priority prio, give the
+ * partition back? (e->mu held) When a partition of a higher priority is queued that w could
+ * take (its device's queue, or the shared one) and no idle prover can take it instead. */
+static bool turn_should_yield(const struct engine *e, const struct worker *w, int prio)
+{
+    const struct pqueue *dq = &e->dev_q[w->dev], *sq = &e->prove_q;
+    const bool dev_better = dq->n && dq->v[0].job->priority > prio;
+    const bool shared_better = sq->n && sq->v[0].job->priority > prio;
+    bool idle_here = false, idle_any = false;
+    for (unsigned i = e->n_synth; i < e->n_workers; i++)
+        if (!e->workers[i].busy) {
+            idle_any = true;
+            idle_here |= e->workers[i].dev == w->dev;
+        }
+    return (dev_better && !idle_here) || (shared_better && !idle_any);
+}
+
+/* The prover first in (priority, job, partition) order among those waiting for device d. */
+static const struct worker *turn_first(const struct engine *e, unsigned d)
+{
+    const struct worker *best = NULL;
+    for (unsigned i = e->n_synth; i < e->n_workers; i++) {
+        const struct worker *o = &e->workers[i];
+        if (o->turn_wait && o->dev == d && (!best || q_before(&o->turn_item, &best->turn_item))) best = o;
+    }
+    return best;
+}
+
+int dev_turn_acquire(struct engine *e, struct worker *w, struct job *j, uint32_t part, bool may_yield)
+{
+    pthread_mutex_lock(&e->mu);
+    w->turn_item = (struct qitem){j, part};
+    w->turn_wait = true;
+    int rc = CUZK_OK;
+    for (;;) {
+        if (may_yield && !e->stopping && j->state != JOB_DONE && turn_should_yield(e, w, j->priority)) {
+            rc = CUZK_E_BUSY;
+            break;
+        }
+        if (!e->dev_busy[w->dev] && turn_first(e, w->dev) == w) {
+            e->dev_busy[w->dev] = true;
+            break;
+        }
+        /* woken by a turn's release and by every partition queued for a prover */
+        pthread_cond_wait(&e->prove_cv, &e->mu);
+    }
+    w->turn_wait = false;
+    if (rc) pthread_cond_broadcast(&e->prove_cv);   /* the next waiter may be first now */
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+void dev_turn_release(struct engine *e, unsigned d)
+{
+    pthread_mutex_lock(&e->mu);
+    e->dev_busy[d] = false;
+    pthread_cond_broadcast(&e->prove_cv);
+    pthread_mutex_unlock(&e->mu);
 }
 
 static void *worker_main(void *arg)

@@ -33,6 +33,8 @@ struct srs_entry {
     struct g16_pk pk;
     struct g16_pvk *pvk;
     uint64_t bytes;                 /* reserved from the budget while loaded */
+    int load_prio;                  /* priority of the job whose partition loads it (the
+                                     * budget serves its reservation in that order) */
     unsigned refs;                  /* partitions in flight + loaders */
     uint64_t last_used_ns, load_ns;
     /* GPU residency (engine device indexes; written under the device lock and e->mu, read
@@ -40,6 +42,9 @@ struct srs_entry {
      * entry (shape or key) may be on the device, so it must be unloaded there before the
      * entry is freed; stream_logged, "does not fit" was logged for the device. */
     uint32_t vram_mask, dev_mask, stream_logged;
+    /* bit d: a proof of this entry beside device d's resident key did not fit (ops
+     * prove_beside); cleared when d's resident key changes */
+    uint32_t beside_nofit;
     /* host key page-locked for direct DMA (tier "pinned"); pin_tried: claimed by one device's
      * worker (under e->mu) so the key is pinned at most once */
     bool pinned, pin_tried;
@@ -56,9 +61,16 @@ struct srs_entry {
  * every large allocation reserves first: SRS entries while loaded, partitions' working sets
  * (witness + proving) from before synthesis until after proving (released in two steps). */
 void budget_init(struct engine *e, const struct engine_config *c);
-/* e->mu held. Blocks until n fits (evicting idle SRS entries, which drops e->mu meanwhile);
- * CUZK_E_NOMEM at once if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown. */
-int budget_reserve(struct engine *e, uint64_t n, struct cuzk_error *err);
+/* e->mu held. Blocks until n fits (evicting idle SRS entries, which drops e->mu meanwhile)
+ * and no reservation of a higher priority than prio waits (the budget is granted in priority
+ * order: a NORMAL partition that would fit does not take the memory a waiting CRITICAL one
+ * needs); CUZK_E_NOMEM at once if n exceeds the whole budget, CUZK_E_CANCELLED on shutdown.
+ * With who (a partition a synthesis worker holds) the wait also ends, CUZK_E_BUSY, when a
+ * partition of a higher priority waits in the synthesis queue and no synthesis worker is idle:
+ * the caller then gives its partition back and takes that one. */
+struct qitem;
+int budget_reserve(struct engine *e, uint64_t n, int prio, const struct qitem *who,
+                   struct cuzk_error *err);
 /* e->mu held. Counts n at once even beyond the budget (a key read back from its file under a
  * device lock must not wait for partitions that need that lock); warns when over. */
 void budget_force(struct engine *e, uint64_t n);
@@ -71,10 +83,11 @@ int budget_fits(const struct engine *e, uint64_t srs_bytes, uint64_t working,
                 struct cuzk_error *err);
 
 /* ---- SRS cache (srs.c): generic; the kinds load their circuits' entries ---- */
-/* Take a reference on a ready entry, loading it first if needed (e->mu NOT held). *waited_ns:
- * how long this caller waited for a load (its own or another's). */
-int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64_t *waited_ns,
-                bool *was_loaded, struct cuzk_error *err);
+/* Take a reference on a ready entry, loading it first if needed (e->mu NOT held); a load's
+ * budget reservations wait in the order of prio (the job's priority). *waited_ns: how long
+ * this caller waited for a load (its own or another's). */
+int srs_acquire(struct engine *e, const char *id, int prio, struct srs_entry **out,
+                uint64_t *waited_ns, bool *was_loaded, struct cuzk_error *err);
 void srs_release(struct engine *e, struct srs_entry *s);   /* e->mu NOT held */
 /* Remove an idle entry (e->mu NOT held); CUZK_E_BUSY naming the users if referenced. */
 int srs_evict(struct engine *e, const char *id, bool *was_loaded, uint64_t *freed,
@@ -161,10 +174,37 @@ struct dev_call {
     unsigned dev, worker, part;
     struct srs_entry *srs;
     const char *job_id;
+    struct worker *w;
+    struct job *job;
+    bool turn;                      /* holds the device turn (dev_turn_acquire) */
+    bool deferred;                  /* dev_backend did not prove: the partition waits for the
+                                     * device's resident key to be free (dev_must_wait) */
 };
 int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                 const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
                 struct cuzk_error *err);
+/* Witness prefetch before the device turn: stage w on c's device (its upload runs beside the
+ * kernels of the partition that holds the device); unstage drops a copy no call took. */
+void dev_stage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
+               const struct g16_assignment *w);
+void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
+                 const struct g16_assignment *w);
+/* The device turn (engine.c; e->mu NOT held): one prover at a time runs the backend on a
+ * device, and the turn goes to the waiting prover whose partition is first in (priority, job,
+ * partition) order, whenever it asked. With may_yield, CUZK_E_BUSY instead when a partition
+ * of a higher priority is queued for the device and no prover is idle to take it: the caller
+ * then gives its partition back to the queue and takes that one (a NORMAL witness staged ahead
+ * never holds the device from a CRITICAL partition). */
+int dev_turn_acquire(struct engine *e, struct worker *w, struct job *j, uint32_t part, bool may_yield);
+void dev_turn_release(struct engine *e, unsigned d);
+/* Must a partition of job j with entry s wait before it is proved on device d? (e->mu held)
+ * Yes while s's key is not resident on d, another entry's key is, that key cannot be kept by
+ * proving s beside it (no ops prove_beside, or it did not fit: beside_nofit), and a job that
+ * ranks before j (priority, then submit order) still has partitions of that key on d that
+ * hold their memory (synthesizing, queued or proving), which finish without more memory, so
+ * the wait always ends. A job that ranks first replaces the key instead: a deadline proof
+ * never waits for a batch. */
+bool dev_must_wait(const struct engine *e, unsigned d, const struct job *j, const struct srs_entry *s);
 /* Upload entry s to every device (PreloadSRS); failures only log (the host copy serves). */
 void dev_upload_all(struct engine *e, struct srs_entry *s);
 /* Drop whatever of s the devices hold (before s is freed). e->mu NOT held. */
@@ -233,6 +273,9 @@ struct worker {
     char job_id[ENGINE_ID_MAX];
     int kind, partition;
     uint64_t busy_since_ns;
+    /* waiting for its device's turn with this partition (dev_turn_acquire) */
+    bool turn_wait;
+    struct qitem turn_item;
 };
 
 #define DUR_RING 1000
@@ -266,6 +309,10 @@ struct engine {
     /* memory budget */
     uint64_t mem_total, mem_used;
     pthread_cond_t mem_cv;
+    struct mem_waiter *mem_waiters;   /* reservations waiting for memory (budget.c) */
+    /* the device turn (engine.c dev_turn_acquire): held by the one prover running the backend
+     * on the device; granted in (priority, job, partition) order, not in order of asking */
+    bool dev_busy[ENGINE_MAX_DEVICES];
     /* SRS cache */
     struct srs_entry *srs;
     pthread_cond_t srs_cv;

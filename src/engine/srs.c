@@ -199,7 +199,7 @@ int srs_pk_matches(const struct g16_pk *pk, const struct g16_shape *s, const cha
 int srs_charge(struct engine *e, struct srs_entry *x, uint64_t bytes, struct cuzk_error *err)
 {
     pthread_mutex_lock(&e->mu);
-    int rc = budget_reserve(e, bytes, err);
+    int rc = budget_reserve(e, bytes, x->load_prio, NULL, err);
     if (!rc) x->bytes += bytes;
     pthread_mutex_unlock(&e->mu);
     return rc ? cuzk_fail_prefix(err, rc, "loading SRS %s", x->id) : CUZK_OK;
@@ -330,8 +330,8 @@ static int load_entry(struct engine *e, struct srs_entry *x, struct cuzk_error *
     return rc;
 }
 
-int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64_t *waited_ns,
-                bool *was_loaded, struct cuzk_error *err)
+int srs_acquire(struct engine *e, const char *id, int prio, struct srs_entry **out,
+                uint64_t *waited_ns, bool *was_loaded, struct cuzk_error *err)
 {
     uint64_t t0 = cuzk_now_ns();
     const struct kind_def *kind = NULL;
@@ -367,6 +367,7 @@ int srs_acquire(struct engine *e, const char *id, struct srs_entry **out, uint64
         x->state = SRS_LOADING;
         x->kind = kind;
         x->arg = arg;
+        x->load_prio = prio;
         x->refs = 1;
         x->next = e->srs;
         e->srs = x;

@@ -363,6 +363,82 @@ static int shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err)
     return CUZK_OK;
 }
 
+int gpu_shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err) { return shape_map_host(ctx, err); }
+
+void gpu_shape_bytes(const struct g16_shape *s, size_t *matrices, size_t *rest)
+{
+    const struct g16_matrix *mats[3] = {&s->a, &s->b, &s->c};
+    size_t m = 0;
+    for (int i = 0; i < 3; i++) m += (s->n_constraints + 1) * 8 + mats[i]->nnz * 6;
+    *matrices = m;
+    *rest = s->n_coeffs * sizeof(fr_t) + ((size_t)s->n_inputs + s->a_aux_count + s->b_inp_count + s->b_aux_count) * 4;
+}
+
+void gpu_shape_set_aside(struct gpu_ctx *c, struct gpu_shape_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->shape = c->shape;
+    for (int m = 0; m < 3; m++) {
+        st->d_rowptr[m] = c->d_rowptr[m];
+        st->d_col[m] = c->d_col[m];
+        st->d_cidx[m] = c->d_cidx[m];
+        st->d_long[m] = c->d_long[m];
+        st->n_long[m] = c->n_long[m];
+        for (int k = 0; k < 3; k++) st->h_mat[m][k] = c->h_mat[m][k];
+        c->d_rowptr[m] = NULL;
+        c->d_col[m] = NULL;
+        c->d_cidx[m] = NULL;
+        c->d_long[m] = NULL;
+        c->n_long[m] = 0;
+        for (int k = 0; k < 3; k++) c->h_mat[m][k] = NULL;
+    }
+    st->d_coeffs = c->d_coeffs;
+    st->d_a_sel = c->d_a_sel;
+    st->d_b_sel = c->d_b_sel;
+    st->spmv_lim = c->spmv_lim;
+    st->shape_dev_bytes = c->shape_dev_bytes;
+    st->shape_mat_bytes = c->shape_mat_bytes;
+    st->shape_mapped = c->shape_mapped;
+    st->plan_wit = c->plan_wit;
+    st->plan_hvec = c->plan_hvec;
+    st->plan_wit_bytes = c->plan_wit_bytes;
+    st->stream_chunk = c->stream_chunk;
+    st->wit_hint = c->wit_hint;
+    st->wit_hint_shape = c->wit_hint_shape;
+    c->d_coeffs = NULL;
+    c->d_a_sel = c->d_b_sel = NULL;
+    c->shape = NULL;
+    c->shape_dev_bytes = c->shape_mat_bytes = 0;
+    c->shape_mapped = false;
+}
+
+void gpu_shape_put_back(struct gpu_ctx *c, const struct gpu_shape_state *st)
+{
+    unload_shape(c);   /* the other circuit's, if it was loaded */
+    c->shape = st->shape;
+    for (int m = 0; m < 3; m++) {
+        c->d_rowptr[m] = st->d_rowptr[m];
+        c->d_col[m] = st->d_col[m];
+        c->d_cidx[m] = st->d_cidx[m];
+        c->d_long[m] = st->d_long[m];
+        c->n_long[m] = st->n_long[m];
+        for (int k = 0; k < 3; k++) c->h_mat[m][k] = st->h_mat[m][k];
+    }
+    c->d_coeffs = st->d_coeffs;
+    c->d_a_sel = st->d_a_sel;
+    c->d_b_sel = st->d_b_sel;
+    c->spmv_lim = st->spmv_lim;
+    c->shape_dev_bytes = st->shape_dev_bytes;
+    c->shape_mat_bytes = st->shape_mat_bytes;
+    c->shape_mapped = st->shape_mapped;
+    c->plan_wit = st->plan_wit;
+    c->plan_hvec = st->plan_hvec;
+    c->plan_wit_bytes = st->plan_wit_bytes;
+    c->stream_chunk = st->stream_chunk;
+    c->wit_hint = st->wit_hint;
+    c->wit_hint_shape = st->wit_hint_shape;
+}
+
 extern "C" int gpu_ctx_load_pk(struct gpu_ctx *ctx, const struct g16_pk *pk,
                                struct cuzk_error *err)
 {

@@ -297,6 +297,37 @@ int gpu_spmv_dev(struct gpu_ctx *ctx, dfr *out, int m, dwit w, cudaStream_t st,
 int gpu_spmv_prepare(struct gpu_ctx *ctx, const struct g16_shape *s, size_t *bytes, struct cuzk_error *err);
 void gpu_spmv_unload(struct gpu_ctx *ctx);
 
+/* The resident shape and the memory plan of the resident key, set aside while a proof of
+ * another circuit runs beside the resident key (gpu_g16_backend_beside, ctx.cu): the context
+ * then holds no shape, the other circuit's is loaded as if it were the only one, and
+ * gpu_shape_put_back unloads it and puts the resident one back as it was. */
+struct gpu_shape_state {
+    const struct g16_shape *shape;
+    uint64_t *d_rowptr[3];
+    uint32_t *d_col[3];
+    uint16_t *d_cidx[3];
+    dfr *d_coeffs;
+    uint32_t *d_a_sel, *d_b_sel;
+    uint32_t *d_long[3];
+    uint32_t n_long[3];
+    uint64_t spmv_lim;
+    size_t shape_dev_bytes, shape_mat_bytes;
+    bool shape_mapped;
+    void *h_mat[3][3];
+    unsigned plan_wit, plan_hvec;
+    size_t plan_wit_bytes, stream_chunk, wit_hint;
+    const struct g16_shape *wit_hint_shape;
+};
+void gpu_shape_set_aside(struct gpu_ctx *ctx, struct gpu_shape_state *st);
+void gpu_shape_put_back(struct gpu_ctx *ctx, const struct gpu_shape_state *st);
+/* The loaded shape's matrices to pinned host memory, read by the SpMV over PCIe (the plan's
+ * shape_mapped). */
+int gpu_shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err);
+/* What gpu_ctx_load_shape allocates for s on the device: *matrices (row pointers, columns,
+ * coefficient indexes: what the plan may map to host memory) and the rest (the coefficient
+ * table and the A/B positions; the SpMV's long-row lists come on top, a few MiB). */
+void gpu_shape_bytes(const struct g16_shape *s, size_t *matrices, size_t *rest);
+
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* Benchmarks: run() (a cuzk code; its work queued on st, or done when it returns) reps + 1

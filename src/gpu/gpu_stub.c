@@ -59,6 +59,13 @@ int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
     (void)out, (void)s, (void)pk, (void)w, (void)ctx, (void)t;
     return NO_GPU(err);
 }
+int gpu_g16_backend_beside(struct g16_msm_results *out, const struct g16_shape *s,
+                           const struct g16_pk *pk, const struct g16_assignment *w, void *ctx,
+                           struct g16_timings *t, struct cuzk_error *err)
+{
+    (void)out, (void)s, (void)pk, (void)w, (void)ctx, (void)t;
+    return NO_GPU(err);
+}
 int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
                           const struct g16_assignment *w, struct cuzk_error *err)
 {

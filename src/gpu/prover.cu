@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "gpu_internal.cuh"
+extern "C" {
+#include "cuzk/gpu_plan.h"
+}
 
 /* Ones bitmap (bit i: scalar i == 1) and tail flags (scalar not 0 and not 1); scalar i is
  * w[sel[i]] (sel non-NULL) or w[off + i]. One warp writes one bitmap word. */
@@ -651,11 +654,10 @@ static void wit_release(struct gpu_ctx *ctx, struct gpu_wit_slot *k, bool proved
     pthread_mutex_unlock(&ctx->wit_mu);
 }
 
-extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
-                               const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
-                               struct g16_timings *t, struct cuzk_error *err)
+/* The checks every backend call makes before it touches the device, which it selects. */
+static int backend_args(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_pk *pk,
+                        struct cuzk_error *err)
 {
-    struct gpu_ctx *ctx = (struct gpu_ctx *)vctx;
     if (!ctx) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_backend: ctx is NULL (pass a struct gpu_ctx *)");
     int rc = gpu_set_device(ctx, err);
     if (rc) return rc;
@@ -671,6 +673,16 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
                          (unsigned long long)pk->n_l, s->n_aux, (unsigned long long)pk->n_a,
                          (unsigned long long)(s->n_inputs + s->a_aux_count), (unsigned long long)pk->n_b,
                          (unsigned long long)(s->b_inp_count + s->b_aux_count));
+    return CUZK_OK;
+}
+
+extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_shape *s,
+                               const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
+                               struct g16_timings *t, struct cuzk_error *err)
+{
+    struct gpu_ctx *ctx = (struct gpu_ctx *)vctx;
+    int rc = backend_args(ctx, s, pk, err);
+    if (rc) return rc;
     rc = gpu_ctx_load_shape(ctx, s, err);
     if (rc) return rc;
     bool resident = false;
@@ -698,6 +710,107 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
     memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
     rc = resident ? prove_body(out, s, pk, w, packed, ctx, NULL, t, err)
                   : prove_streamed(out, s, pk, w, packed, ctx, t, err);
+    if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);   /* a retry plans its scratch afresh */
+    return rc;
+}
+
+/* A proof of another circuit beside the resident key and shape, which stay as they are: the
+ * engine's prove_beside (a deadline proof during a batch does not evict the batch's key). The
+ * other circuit's key is streamed and its shape loaded for this call only, as the memory plan
+ * (gpu_plan.h) places them in what the context may use beside the resident ones; scratch and
+ * witness buffers are shared. CUZK_E_GPU_NOMEM, nothing changed, when no plan fits beside
+ * them. Afterwards what only this circuit needed goes back (its shape, the streaming buffers,
+ * a witness buffer grown past the resident plan's room), so the resident key's proofs find
+ * the memory their plan counted on. */
+static const enum gpu_slot stream_slots[3] = {SL_STREAM_BASES, SL_STREAM_BASES2, SL_STREAM_BASES3};
+
+extern "C" int gpu_g16_backend_beside(struct g16_msm_results *out, const struct g16_shape *s,
+                                      const struct g16_pk *pk, const struct g16_assignment *w, void *vctx,
+                                      struct g16_timings *t, struct cuzk_error *err)
+{
+    struct gpu_ctx *ctx = (struct gpu_ctx *)vctx;
+    int rc = backend_args(ctx, s, pk, err);
+    if (rc) return rc;
+    if (!ctx->pk || ctx->pk == pk || ctx->shape == s)   /* nothing of another circuit to keep */
+        return gpu_g16_backend(out, s, pk, w, ctx, t, err);
+    /* the plan: the memory free now plus the scratch and witness buffers the proof reuses */
+    size_t fr = 0;
+    rc = gpu_mem_usable(ctx, &fr, err);
+    if (rc) return rc;
+    uint64_t held = 0;
+    if (ctx->tw_lg) held += ((size_t)1 << (ctx->tw_lg - 1)) * sizeof(fr_t);
+    for (int sl = 0; sl < SL__COUNT; sl++) held += ctx->slot_size[sl];
+    pthread_mutex_lock(&ctx->wit_mu);
+    for (int i = 0; i < GPU_WIT_SLOTS; i++) held += ctx->wit[i].cap;
+    const struct gpu_wit_slot *staged = wit_staged(ctx, s, w);
+    const size_t staged_bytes = staged ? staged->cap : 0;
+    pthread_mutex_unlock(&ctx->wit_mu);
+    size_t mat = 0, rest = 0;
+    gpu_shape_bytes(s, &mat, &rest);
+    struct gpu_plan_in in;
+    memset(&in, 0, sizeof in);
+    in.mem = fr > GPU_MEM_MARGIN ? fr - GPU_MEM_MARGIN + held : held;
+    in.mem = in.mem > rest ? in.mem - rest : 0;   /* the coefficient table and positions stay on the device */
+    void *hv[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(pk, hv, nb);
+    size_t largest = 0;
+    for (int k = 0; k < G16_PK_VECTORS; k++) {
+        in.key[k] = nb[k];
+        if (nb[k] > largest) largest = nb[k];
+    }
+    in.shape = mat;
+    in.domain = (uint64_t)1 << ceil_log2(pk->n_h);
+    /* the witness as it is on the device: its staged copy, else its packing (made now, and
+     * uploaded by the proof) */
+    struct gpu_wit_packed wp;
+    const struct gpu_wit_packed *packed = NULL;
+    if (staged_bytes) {
+        in.witness = staged_bytes;
+    } else {
+        rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &wp, err);
+        if (rc) return rc;
+        packed = &wp;
+        in.witness = wit_alloc_size(wp.bytes);
+    }
+    struct gpu_plan plan;
+    rc = gpu_plan_make(&in, &plan, err);
+    if (rc) return cuzk_fail_prefix(err, rc, "GPU %d: beside the resident key", ctx->dev);
+    struct gpu_shape_state resident;
+    gpu_shape_set_aside(ctx, &resident);
+    ctx->plan_wit = plan.witness_buffers;
+    ctx->plan_hvec = plan.h_vectors;
+    ctx->plan_wit_bytes = in.witness;
+    /* streamed whatever the plan says: a key that would fit whole is still not kept */
+    ctx->stream_chunk = plan.key_mode == GPU_KEY_STREAMED ? plan.stream_chunk : largest;
+    ctx->wit_hint = 0;
+    ctx->wit_hint_shape = NULL;
+    rc = gpu_ctx_load_shape(ctx, s, err);
+    if (!rc && plan.shape_mapped) rc = gpu_shape_map_host(ctx, err);
+    if (!rc) {
+        if (err) cuzk_error_clear(err);
+        memset(&ctx->stream_stats, 0, sizeof ctx->stream_stats);
+        rc = prove_streamed(out, s, pk, w, packed, ctx, t, err);
+    }
+    cudaDeviceSynchronize();   /* nothing of this proof still reads what goes back now */
+    gpu_shape_put_back(ctx, &resident);
+    if (!ctx->opt.stream_key)   /* the resident key is not streamed: its buffers are dead weight */
+        for (const enum gpu_slot sl : stream_slots)
+            if (ctx->slot[sl]) {
+                cudaFree(ctx->slot[sl]);
+                ctx->slot[sl] = NULL;
+                ctx->slot_size[sl] = 0;
+            }
+    pthread_mutex_lock(&ctx->wit_mu);
+    for (int i = 0; i < GPU_WIT_SLOTS; i++) {
+        struct gpu_wit_slot *k = &ctx->wit[i];
+        if (k->state == WIT_FREE && k->d && ctx->plan_wit_bytes && k->cap > ctx->plan_wit_bytes) {
+            cudaFree(k->d);
+            k->d = NULL;
+            k->cap = 0;
+        }
+    }
+    pthread_mutex_unlock(&ctx->wit_mu);
     if (rc == CUZK_E_GPU_NOMEM) gpu_scratch_release(ctx);   /* a retry plans its scratch afresh */
     return rc;
 }

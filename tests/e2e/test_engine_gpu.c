@@ -38,6 +38,30 @@ struct fake_gpu {
 
 static struct fake_gpu fakes[NDEV];
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The order in which the devices ran backend calls (by shape: one circuit per job in the tests
+ * that read it), and a gate that holds every backend call while closed, so a test can fill the
+ * queues while a partition holds the device. */
+static const struct g16_shape *order[256];
+static unsigned n_order;
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_closed;
+static bool stage_gate_closed;
+static unsigned stage_hold_at;   /* the stage call of this number (1, 2, ...) waits for the stage gate */
+static void stage_gate_set(bool closed)
+{
+    pthread_mutex_lock(&gate_mu);
+    stage_gate_closed = closed;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+static void gate_set(bool closed)
+{
+    pthread_mutex_lock(&gate_mu);
+    gate_closed = closed;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
 static unsigned violations_unlocked, violations_overlap, violations_mixed;
 static struct { const struct g16_shape *shape; int dev; } seen[64];
 static unsigned n_seen;
@@ -90,12 +114,15 @@ static int f_stage(void *self, unsigned d, const struct g16_shape *s, const stru
     (void)self, (void)d, (void)s, (void)err;
     pthread_mutex_lock(&rec_mu);
     if (t_holds) violations_stage++;   /* the upload must not hold the device lock */
-    n_stage++;
+    const unsigned call = ++n_stage;
     unsigned i = 0;
     while (i < MAX_STAGED && staged[i]) i++;
     if (i < MAX_STAGED) staged[i] = w->aux;
     else violations_stage++;
     pthread_mutex_unlock(&rec_mu);
+    pthread_mutex_lock(&gate_mu);
+    while (call == stage_hold_at && stage_gate_closed) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
     return CUZK_OK;
 }
 static void f_unstage(void *self, unsigned d, const struct g16_shape *s, const struct g16_assignment *w)
@@ -128,6 +155,17 @@ static void copy_free(int d)
     for (int k = 0; k < G16_PK_VECTORS; k++) free(v[k]);
     memset(&copies[d], 0, sizeof copies[d]);
 }
+/* every key upload (a load_pk that replaced the device's key), in order */
+static const struct g16_pk *uploaded[64];
+static unsigned n_uploads;
+static unsigned uploads_of(const struct g16_pk *pk)
+{
+    pthread_mutex_lock(&rec_mu);
+    unsigned n = 0;
+    for (unsigned i = 0; i < n_uploads; i++) n += uploaded[i] == pk;
+    pthread_mutex_unlock(&rec_mu);
+    return n;
+}
 static int f_load_pk(void *self, unsigned d, const struct g16_pk *pk, struct cuzk_error *err)
 {
     struct fake_gpu *g = &((struct fake_gpu *)self)[d];
@@ -136,6 +174,9 @@ static int f_load_pk(void *self, unsigned d, const struct g16_pk *pk, struct cuz
     g->pk = NULL;   /* like the real context: the old key goes first */
     if (copy_mode) copy_free((int)d);
     if (g->nomem) return cuzk_fail(err, CUZK_E_GPU_NOMEM, "fake: not enough GPU memory");
+    pthread_mutex_lock(&rec_mu);
+    if (n_uploads < 64) uploaded[n_uploads++] = pk;
+    pthread_mutex_unlock(&rec_mu);
     if (copy_mode) {
         void *v[G16_PK_VECTORS], *c[G16_PK_VECTORS];
         size_t nb[G16_PK_VECTORS];
@@ -163,12 +204,10 @@ static void f_unload(void *self, unsigned d)
     g->unloads++;
     if (copy_mode) copy_free((int)d);
 }
-static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
-                   const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
-                   struct cuzk_error *err)
+/* The bookkeeping of a backend call on device d (both kinds): the lock, overlap, its staged
+ * witness, one device per job, the call order, then the gate. */
+static void fake_enter(struct fake_gpu *g, int dev, const struct g16_shape *s, const struct g16_assignment *w)
 {
-    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
-    int dev = (int)d;
     if (__atomic_add_fetch(&g->inside, 1, __ATOMIC_SEQ_CST) != 1) violations_overlap++;
     pthread_mutex_lock(&rec_mu);
     if (!g->held) violations_unlocked++;
@@ -184,7 +223,19 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     } else if (i < n_seen && seen[i].dev != dev) {
         violations_mixed++;
     }
+    if (n_order < 256) order[n_order++] = s;
     pthread_mutex_unlock(&rec_mu);
+    pthread_mutex_lock(&gate_mu);
+    while (gate_closed) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                   const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                   struct cuzk_error *err)
+{
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
+    fake_enter(g, (int)d, s, w);
     usleep(3000 + g->delay_us);   /* widen the window in which a second worker could overlap */
     if (g->prove_nomem) {   /* another process holds the memory: nothing computed */
         g->prove_nomem--;
@@ -193,6 +244,42 @@ static int f_prove(void *self, unsigned d, struct g16_msm_results *out, const st
     }
     if (copy_mode && g->pk != pk) violations_no_host_key++;   /* proved a key it does not hold */
     int rc = g16_backend_cpu(out, s, copy_mode ? &copies[d] : pk, w, NULL, t, err);
+    __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+/* Beside the resident key: proves from the host key (the real backend streams it), leaves the
+ * device's key and shape as they are. beside_nomem: it does not fit (nothing happens). */
+static bool beside_nomem;
+static unsigned n_beside, n_beside_refused, violations_beside;
+static int f_prove_beside(void *self, unsigned d, struct g16_msm_results *out, const struct g16_shape *s,
+                          const struct g16_pk *pk, const struct g16_assignment *w, struct g16_timings *t,
+                          struct cuzk_error *err)
+{
+    struct fake_gpu *g = &((struct fake_gpu *)self)[d];
+    pthread_mutex_lock(&rec_mu);
+    const bool refuse = beside_nomem;
+    if (!g->held) violations_unlocked++;
+    if (refuse) n_beside_refused++;
+    else n_beside++;
+    pthread_mutex_unlock(&rec_mu);
+    if (refuse) return cuzk_fail(err, CUZK_E_GPU_NOMEM, "fake: does not fit beside the resident key");
+    const struct g16_pk *res_pk = g->pk;
+    const struct g16_shape *res_shape = g->shape;
+    fake_enter(g, (int)d, s, w);
+    void *v[G16_PK_VECTORS];
+    size_t nb[G16_PK_VECTORS];
+    g16_pk_vectors(pk, v, nb);
+    pthread_mutex_lock(&rec_mu);
+    for (int k = 0; k < G16_PK_VECTORS; k++)
+        if (nb[k] && !v[k]) violations_no_host_key++;   /* streamed from a host copy that is gone */
+    if (g->pk == pk) violations_beside++;               /* beside its own resident key */
+    pthread_mutex_unlock(&rec_mu);
+    usleep(3000 + g->delay_us);
+    int rc = g16_backend_cpu(out, s, pk, w, NULL, t, err);
+    pthread_mutex_lock(&rec_mu);
+    if (g->pk != res_pk || g->shape != res_shape) violations_beside++;   /* the resident ones stay */
+    pthread_mutex_unlock(&rec_mu);
     __atomic_sub_fetch(&g->inside, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
@@ -258,7 +345,12 @@ static const struct engine_backend_ops fake_copy_ops = {
     .destroy = f_destroy, .load_pk_copies = true,
 };
 
-static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
+static uint64_t budget_next;   /* the next engine's memory budget (0: 1 GiB) */
+static unsigned workers_next;  /* the next engine's prover workers per device (0: 2) */
+
+/* An engine on the first ndev fake devices (workers_next or 2 prover workers each, 2
+ * synthesis workers, budget_next or 1 GiB). */
+static struct engine *start_n(const struct engine_backend_ops *ops, const char *param_cache, unsigned ndev)
 {
     for (int d = 0; d < NDEV; d++) {
         memset(&fakes[d], 0, sizeof fakes[d]);
@@ -271,8 +363,15 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     be.self = fakes;
     copy_mode = ops->load_pk_copies;
     violations_no_host_key = 0;
-    be.n_devices = NDEV;
+    be.n_devices = ndev;
     memcpy(be.ordinals, ordinals, sizeof ordinals);
+    n_order = 0;
+    gate_set(false);
+    stage_gate_set(false);
+    stage_hold_at = 0;
+    n_uploads = 0;
+    beside_nomem = false;
+    n_beside = n_beside_refused = violations_beside = 0;
     memset(staged, 0, sizeof staged);
     n_stage = n_taken = n_dropped = violations_stage = 0;
     n_pins = n_unpins = 0;
@@ -282,8 +381,10 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     struct engine_config cfg;
     engine_config_defaults(&cfg);
     cfg.mem_auto = false;
-    cfg.mem_budget = 1ull << 30;
-    cfg.workers_per_device = 2;
+    cfg.mem_budget = budget_next ? budget_next : 1ull << 30;
+    budget_next = 0;
+    cfg.workers_per_device = workers_next ? workers_next : 2;
+    workers_next = 0;
     cfg.synthesis_workers = 2;
     snprintf(cfg.param_cache, sizeof cfg.param_cache, "%s", param_cache);
     cfg.srs_validation = G16_VALIDATE_CURVE;
@@ -292,6 +393,18 @@ static struct engine *start_with(const struct engine_backend_ops *ops, const cha
     struct engine *e = engine_new(&cfg, &be, err);
     ASSERT_MSG(e, "engine_new: %s", err->msg);
     return e;
+}
+
+static const struct engine_backend_ops fake_beside_ops = {
+    .prove = f_prove, .info = f_info, .lock = f_lock, .unlock = f_unlock,
+    .load_shape = f_load_shape, .load_pk = f_load_pk, .unload = f_unload, .stage = f_stage,
+    .unstage = f_unstage, .host_pin = f_pin, .host_unpin = f_unpin, .host_pinned = f_pinned,
+    .destroy = f_destroy, .load_pk_copies = true, .prove_beside = f_prove_beside,
+};
+
+static struct engine *start_with(const struct engine_backend_ops *ops, const char *param_cache)
+{
+    return start_n(ops, param_cache, NDEV);
 }
 
 static struct engine *start(void)
@@ -306,12 +419,15 @@ static const struct engine_srs_snap *find_srs(const struct engine_snapshot *s, c
     return NULL;
 }
 
-static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+/* a SYNTHETIC job of `parts` circuits of n constraints at priority prio (0: NORMAL, the kind's
+ * default; 4: CRITICAL, WinningPoSt's) */
+static void submit_prio(struct engine *e, const char *id, uint64_t n, uint32_t parts, int prio)
 {
     struct cuzk_error err_s, *err = &err_s;
     struct engine_request r;
     memset(&r, 0, sizeof r);
     r.request_id = id;
+    r.priority = prio;
     r.kind = ENGINE_KIND_SYNTHETIC;
     r.synthetic_constraints = n;
     r.synthetic_partitions = parts;
@@ -319,6 +435,34 @@ static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
     uint32_t pos;
     bool existing;
     ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
+}
+
+static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+{
+    submit_prio(e, id, n, parts, 0);
+}
+
+/* partitions of job id in state st (enum engine_part_state), from the status snapshot */
+static unsigned parts_in(struct engine *e, const char *id, int st)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    unsigned n = 0;
+    for (size_t i = 0; i < s.n_jobs; i++)
+        if (!strcmp(s.jobs[i].id, id))
+            for (uint32_t p = 0; p < s.jobs[i].n_parts; p++) n += s.jobs[i].parts[p].state == st;
+    engine_snapshot_free(&s);
+    return n;
+}
+
+/* a counter the fakes write under rec_mu */
+static unsigned rec_read(const unsigned *v)
+{
+    pthread_mutex_lock(&rec_mu);
+    unsigned x = *v;
+    pthread_mutex_unlock(&rec_mu);
+    return x;
 }
 
 static void await_ok(struct engine *e, const char *id, uint32_t parts)
@@ -460,6 +604,129 @@ TEST_T(fake_gpus_of_different_speeds_both_prove, 120)
                fakes[0].calls, fakes[1].calls);
     ASSERT_EQ_U64(violations_unlocked, 0);
     ASSERT_EQ_U64(violations_overlap, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+}
+
+/* Deadlines under load (issue 48): one device whose two prover workers are both busy with a
+ * NORMAL job of several partitions (one holds the device, the other has staged its witness and
+ * waits for the device, the rest are synthesized and queued). A CRITICAL job that arrives then
+ * must be the device's next backend call: neither a queued NORMAL partition nor the NORMAL
+ * witness staged ahead may get the device first. The oracle is the fake device's own record
+ * of the order of its backend calls. */
+TEST_T(critical_job_is_the_next_on_a_busy_device, 60)
+{
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    gate_set(true);   /* the first backend call holds the device until the gate opens */
+    submit(e, "bulk", 64, 6);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2 &&
+                                   parts_in(e, "bulk", PART_SYNTH_DONE) == 4); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);   /* one partition on the device */
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);   /* the second one staged, waiting for the device */
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_SYNTH_DONE), 4);   /* four queued for a prover */
+    const struct g16_shape *bulk_shape = order[0];
+
+    submit_prio(e, "winning", 32, 1, 4);
+    for (int i = 0; i < 10000 && parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING), 0);
+    /* give a waiting worker the time to take it over (a third witness staged): the old engine
+     * never does, and the gate then opens after 2 s */
+    for (int i = 0; i < 2000 && rec_read(&n_stage) < 3; i++) usleep(1000);
+    gate_set(false);
+    await_ok(e, "winning", 1);
+    await_ok(e, "bulk", 6);
+
+    pthread_mutex_lock(&rec_mu);
+    unsigned calls = n_order, normal_before = 0;
+    for (unsigned i = 1; i < calls && order[i] == bulk_shape; i++) normal_before++;
+    pthread_mutex_unlock(&rec_mu);
+    ASSERT_EQ_U64(calls, 7);
+    ASSERT_MSG(normal_before == 0, "%u NORMAL partition(s) got the device after the CRITICAL job was "
+               "ready and before it (backend calls in order: the running NORMAL one, then %u NORMAL)",
+               normal_before, normal_before);
+    /* every witness staged was proved or dropped by its own partition, none under the lock */
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_taken, 7);
+    ASSERT_EQ_U64(n_stage, n_taken + n_dropped);
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    ASSERT_EQ_U64(violations_overlap, 0);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+}
+
+/* The memory budget a SYNTHETIC partition of n constraints reserves (budget_partition: the
+ * witness, and 4 domain vectors for proving), from the circuit's own shape. */
+static uint64_t working_set(uint64_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct synth_params sp = {.n_constraints = n, .n_public = 2};
+    struct g16_shape shape;
+    ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+    uint64_t dom = 1;
+    while (dom < shape.n_constraints) dom <<= 1;
+    uint64_t w = ((uint64_t)shape.n_inputs + shape.n_aux) * sizeof(fr_t) + 4 * dom * sizeof(fr_t);
+    g16_shape_free(&shape);
+    return w;
+}
+
+/* The same under memory pressure: the budget holds both keys and two NORMAL partitions, so the
+ * two synthesis workers wait for memory with NORMAL partitions of their own while the first two
+ * are on the provers. A CRITICAL partition (which fits the memory left) must be synthesized
+ * and proved next all the same, not after a NORMAL partition's memory comes back. */
+TEST_T(critical_job_is_synthesized_while_normal_ones_wait_for_memory, 60)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    bool already;
+    uint64_t ms;
+    /* the keys' budget charge, from an engine that loads them */
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    struct engine_snapshot s;
+    ASSERT_OK(engine_snapshot(e, &s, err), err);
+    const uint64_t keys = s.mem_used;
+    engine_snapshot_free(&s);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    const uint64_t w64 = working_set(64), w32 = working_set(32);
+    ASSERT(w32 < w64);
+    budget_next = keys + 2 * w64 + w32;   /* a third NORMAL partition does not fit, a CRITICAL one does */
+
+    e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    ASSERT_OK(engine_preload(e, "synthetic-32", &already, &ms, err), err);
+    gate_set(true);
+    submit(e, "bulk", 64, 6);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2 &&
+                                   parts_in(e, "bulk", PART_SYNTHESIZING) == 2); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_SYNTHESIZING), 2);   /* both synthesis workers wait for memory */
+    ASSERT_EQ_U64(parts_in(e, "bulk", PART_PENDING), 2);
+    const struct g16_shape *bulk_shape = order[0];
+
+    submit_prio(e, "winning", 32, 1, 4);
+    /* synthesized while the device is still held (the gate is closed) */
+    for (int i = 0; i < 3000 && parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING); i++)
+        usleep(1000);
+    unsigned waiting = parts_in(e, "winning", PART_PENDING) + parts_in(e, "winning", PART_SYNTHESIZING);
+    for (int i = 0; i < 2000 && !waiting && rec_read(&n_stage) < 3; i++) usleep(1000);
+    gate_set(false);
+    await_ok(e, "winning", 1);
+    await_ok(e, "bulk", 6);
+    ASSERT_MSG(!waiting, "the CRITICAL partition was not synthesized while NORMAL partitions waited for memory");
+    pthread_mutex_lock(&rec_mu);
+    unsigned calls = n_order, normal_before = 0;
+    for (unsigned i = 1; i < calls && order[i] == bulk_shape; i++) normal_before++;
+    pthread_mutex_unlock(&rec_mu);
+    ASSERT_EQ_U64(calls, 7);
+    ASSERT_MSG(normal_before == 0, "%u NORMAL partition(s) got the device before the CRITICAL one", normal_before);
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_taken, 7);
+    ASSERT_EQ_U64(n_stage, n_taken + n_dropped);
     engine_shutdown(e, 5000);
     engine_free(e);
 }
@@ -614,6 +881,155 @@ TEST_T(pinned_key_is_unpinned_once_every_device_holds_it, 120)
     char v[128];
     snprintf(v, sizeof v, "%s.validated", path);
     unlink(v);
+    rmdir(dir);
+}
+
+/* param_cache file synthetic-<n>.params in dir, of a fresh local setup */
+static void write_params(const char *dir, uint64_t n)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct synth_params sp = {.n_constraints = n, .n_public = 2};
+    struct g16_shape shape;
+    struct g16_pk pk;
+    ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
+    ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
+    char path[160];
+    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
+    ASSERT_OK(g16_params_write(&pk, path, err), err);
+    g16_pk_free(&pk);
+    g16_shape_free(&shape);
+}
+
+static void remove_params(const char *dir, uint64_t n)
+{
+    char path[200];
+    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/synthetic-%llu.params.validated", dir, (unsigned long long)n);
+    unlink(path);
+}
+
+/* What the device did in one run of the case below. */
+struct key_run {
+    unsigned calls;                       /* backend calls that proved */
+    const struct g16_shape *order[8];     /* their circuits in order */
+    const struct g16_shape *bulk;         /* the running job's circuit */
+    unsigned bulk_key_uploads, late_key_uploads;
+    bool bulk_host_copy;                  /* the running job's key was read back from its file */
+};
+
+/* One device with three prover workers; keys read from files in dir, so a resident key's host
+ * copy is released. A NORMAL job of synthetic-64 (two partitions) runs with its key resident:
+ * its first partition holds the device, its second is still being staged by a second worker.
+ * Then a job of another circuit (synthetic-32, priority prio) arrives and its partition waits
+ * for the device on the third worker. The device is let go for the first partition (the
+ * waiting partition may have it now), and after that the staging of the second ends. */
+static void run_late_key(const char *dir, const struct engine_backend_ops *ops, int prio, bool nomem,
+                         struct key_run *r)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    memset(r, 0, sizeof *r);
+    workers_next = 3;
+    struct engine *e = start_n(ops, dir, 1);
+    bool already;
+    uint64_t ms;
+    ASSERT_OK(engine_preload(e, "synthetic-64", &already, &ms, err), err);
+    const struct g16_pk *bulk_pk = fakes[0].pk;
+    ASSERT(bulk_pk);
+    ASSERT(!host_copy(e, "synthetic-64"));   /* resident: its host copy was released */
+    beside_nomem = nomem;
+    gate_set(true);
+    stage_hold_at = 2;
+    stage_gate_set(true);
+    submit(e, "bulk", 64, 2);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2); i++) usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);   /* partition 0 holds the device */
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);   /* partition 1 is being staged */
+    submit_prio(e, "late", 32, 1, prio);
+    for (int i = 0; i < 10000 && parts_in(e, "late", PART_PENDING) + parts_in(e, "late", PART_SYNTHESIZING); i++)
+        usleep(1000);
+    ASSERT_EQ_U64(parts_in(e, "late", PART_PENDING) + parts_in(e, "late", PART_SYNTHESIZING), 0);
+    /* the third worker stages it and waits for the device (unless the engine already knows it
+     * must wait for the running job: then it stays queued) */
+    for (int i = 0; i < 500 && rec_read(&n_stage) < 3; i++) usleep(1000);
+    gate_set(false);
+    for (int i = 0; i < 1000 && rec_read(&n_order) < 2 && rec_read(&n_beside_refused) < 1; i++) usleep(1000);
+    stage_gate_set(false);
+    await_ok(e, "late", 1);
+    await_ok(e, "bulk", 2);
+    pthread_mutex_lock(&rec_mu);
+    r->calls = n_order;
+    for (unsigned i = 0; i < n_order && i < 8; i++) r->order[i] = order[i];
+    pthread_mutex_unlock(&rec_mu);
+    r->bulk = r->order[0];
+    r->bulk_key_uploads = uploads_of(bulk_pk);
+    r->late_key_uploads = rec_read(&n_uploads) - r->bulk_key_uploads;
+    r->bulk_host_copy = host_copy(e, "synthetic-64");
+    ASSERT_EQ_U64(violations_unlocked, 0);
+    ASSERT_EQ_U64(violations_overlap, 0);
+    ASSERT_EQ_U64(violations_no_host_key, 0);
+    ASSERT_EQ_U64(violations_beside, 0);
+    ASSERT_EQ_U64(violations_stage, 0);
+    ASSERT_EQ_U64(n_stage, n_taken + n_dropped);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+}
+
+/* Deadlines under load (issue 48): a CRITICAL proof that arrives while a job proves with the
+ * device's resident key is proved beside it (its own key streamed), next on the device, and
+ * the running job's key is neither replaced nor read back from its file. */
+TEST_T(deadline_proof_goes_beside_the_running_jobs_key, 60)
+{
+    char dir[] = "/tmp/cuzk-test-beside-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    write_params(dir, 64);
+    write_params(dir, 32);
+    struct key_run r;
+    run_late_key(dir, &fake_beside_ops, 4, false, &r);
+    ASSERT_EQ_U64(r.calls, 3);
+    ASSERT_MSG(r.order[1] != r.bulk, "the CRITICAL proof was not the device's next call");
+    ASSERT_MSG(r.bulk_key_uploads == 1, "the running job's key was uploaded %u times (once at its preload "
+               "is right; more means the CRITICAL proof replaced it)", r.bulk_key_uploads);
+    ASSERT_EQ_U64(r.late_key_uploads, 0);   /* streamed beside, never made resident */
+    ASSERT_EQ_U64(n_beside, 1);
+    ASSERT(!r.bulk_host_copy);              /* never read back from its file */
+    remove_params(dir, 64);
+    remove_params(dir, 32);
+    rmdir(dir);
+}
+
+/* A NORMAL job of another circuit that reaches the device while an earlier job still proves
+ * with the resident key, and cannot be proved beside it (it does not fit there, or the backend
+ * has no such call), waits until that job is done instead of replacing its key; then its own
+ * key is loaded once. A CRITICAL one in the same place replaces the key (a deadline never waits
+ * for a batch) and the batch's key is read back after it. */
+TEST_T(a_later_job_waits_for_the_running_jobs_key, 60)
+{
+    char dir[] = "/tmp/cuzk-test-wait-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    write_params(dir, 64);
+    write_params(dir, 32);
+    static const struct { const struct engine_backend_ops *ops; bool nomem; const char *what; } cases[] = {
+        {&fake_beside_ops, true, "does not fit beside"}, {&fake_copy_ops, false, "no prove_beside"}};
+    for (int c = 0; c < 2; c++) {
+        struct key_run r;
+        run_late_key(dir, cases[c].ops, 0, cases[c].nomem, &r);
+        ASSERT_EQ_U64(r.calls, 3);
+        ASSERT_MSG(r.order[1] == r.bulk && r.order[2] != r.bulk, "%s: the later NORMAL job was proved before "
+                   "the running job's last partition", cases[c].what);
+        ASSERT_MSG(r.bulk_key_uploads == 1, "%s: the running job's key was uploaded %u times (once at its "
+                   "preload is right)", cases[c].what, r.bulk_key_uploads);
+        ASSERT_EQ_U64(r.late_key_uploads, 1);
+        ASSERT(!r.bulk_host_copy);
+    }
+    struct key_run r;
+    run_late_key(dir, &fake_beside_ops, 4, true, &r);
+    ASSERT_EQ_U64(r.calls, 3);
+    ASSERT(r.order[1] != r.bulk);            /* the deadline first */
+    ASSERT_EQ_U64(r.bulk_key_uploads, 2);    /* replaced, then loaded again for the batch */
+    ASSERT_EQ_U64(r.late_key_uploads, 1);
+    remove_params(dir, 64);
+    remove_params(dir, 32);
     rmdir(dir);
 }
 

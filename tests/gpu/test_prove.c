@@ -454,6 +454,48 @@ TEST(matrices_in_host_memory_give_same_proofs)
     gpu_ctx_free(ctx);
 }
 
+/* A proof of another circuit beside the resident one (the daemon's prove_beside: a deadline
+ * proof during a batch): the same bytes as the CPU's, its key streamed, and the resident
+ * circuit's key and shape untouched, so the next proof of the resident circuit is again the
+ * CPU's, from the resident key (nothing streamed). Twice, so the second beside proof reuses
+ * what the first gave back. */
+TEST(proof_beside_the_resident_key_equals_cpu_and_keeps_it)
+{
+    struct gpu_ctx *ctx = gpu_test_ctx();
+    struct cuzk_error err_s, *err = &err_s;
+    struct fixture home, other;
+    fixture_init(&home, 20000, 3, 1201);
+    fixture_init(&other, 5001, 2, 1202);
+    const size_t other_key = (other.pk.n_h + other.pk.n_l + other.pk.n_a + other.pk.n_b) * sizeof(g1_aff_t) +
+                             other.pk.n_b * sizeof(g2_aff_t);
+    fr_t r, s;
+    rand_fr(&r);
+    rand_fr(&s);
+    uint8_t home_cpu[G16_PROOF_BYTES], other_cpu[G16_PROOF_BYTES], got[G16_PROOF_BYTES];
+    proof_bytes(home_cpu, NULL, &home, NULL, &r, &s);
+    proof_bytes(other_cpu, NULL, &other, NULL, &r, &s);
+    proof_bytes(got, ctx, &home, NULL, &r, &s);   /* makes home's key and shape resident */
+    ASSERT_MEM_EQ(home_cpu, got, G16_PROOF_BYTES);
+    for (int rep = 0; rep < 2; rep++) {
+        const struct g16_assignment w = {other.in, other.aux};
+        struct g16_proof p;
+        ASSERT_OK(g16_prove(&p, &other.s, &other.pk, &w, 1, &r, &s, gpu_g16_backend_beside, ctx, NULL, err), err);
+        g16_proof_to_bytes(got, &p);
+        ASSERT_MSG(!memcmp(other_cpu, got, G16_PROOF_BYTES), "beside proof %d differs from the CPU's", rep);
+        struct gpu_stream_stats ss;
+        gpu_ctx_stream_stats(ctx, &ss);
+        ASSERT_EQ_U64(ss.bytes, other_key);   /* its key was streamed */
+        proof_bytes(got, ctx, &home, NULL, &r, &s);
+        ASSERT_MSG(!memcmp(home_cpu, got, G16_PROOF_BYTES), "resident proof after beside proof %d differs", rep);
+        gpu_ctx_stream_stats(ctx, &ss);
+        ASSERT_EQ_U64(ss.bytes, 0);   /* home's key still resident: nothing streamed */
+    }
+    gpu_ctx_unload(ctx);
+    fixture_fini(&home);
+    fixture_fini(&other);
+    gpu_ctx_free(ctx);
+}
+
 /* The h pipeline in two domain vectors (what the memory plan picks on a small card; forced by
  * the h.two hook): GPU proof bytes == CPU proof bytes, with the key resident and streamed, the
  * MSMs borrowing the one idle vector. */
