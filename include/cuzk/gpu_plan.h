@@ -56,7 +56,8 @@ uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors);
 
 /* The fastest plan that fits, by the time a proof loses to PCIe, in five tiers: (1) resident
  * key, matrices on the device; (2) key streamed in whole vectors (two buffers of the largest),
- * matrices on the device: each upload hides behind the previous vector's MSM; (3) resident key,
+ * matrices on the device, where each upload hides behind the previous vector's MSM
+ * (gpu_plan_stream_hides); (3) resident key,
  * matrices in host memory (read by the SpMV on the critical path); (4) key streamed in pieces,
  * matrices on the device; (5) streamed in pieces, matrices in host memory. Within a tier two
  * witness buffers before one, and three h vectors before two (c waits for a b: a few ms). A
@@ -66,6 +67,17 @@ uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors);
  * streamed in the smallest pieces, matrices in host memory, two h vectors and one witness
  * buffer fit. */
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err);
+/* A key streamed in whole vectors hides its uploads behind the MSMs: its L, A and B MSMs are
+ * full ones (the witness packs to at least half its unpacked aux size, WindowPoSt) or a third
+ * device buffer of the largest vector fits in `spare` (what is left beside the plan, its two
+ * streaming buffers included) with GPU_PLAN_THIRD_SPARE beside it: the streamer's condition
+ * for taking one (PoRep's 0/1 MSMs are too short to hide an upload with two buffers). */
+#define GPU_PLAN_THIRD_SPARE (6ull << 30)
+bool gpu_plan_stream_hides(const uint64_t key[GPU_PLAN_VECTORS], uint64_t witness, uint64_t spare);
+/* The tier (0 fastest .. 4) of a placement in gpu_plan_make's order: resident with the matrices
+ * on the device, streamed in whole vectors, resident with the matrices mapped, streamed in
+ * pieces, streamed in pieces with the matrices mapped. */
+unsigned gpu_plan_tier(bool resident, bool mapped, bool whole);
 
 /* ---- several keys on one card (src/groth16/gpu_plan_card.c) ----
  * A card that serves several circuits (a PoRep batch, WinningPoSt and WindowPoSt deadlines
@@ -110,8 +122,9 @@ struct gpu_plan_card_key {
     uint64_t pcie_bytes;                     /* moved per proof besides a staged witness: the
                                               * streamed key, the mapped matrices, the witness when
                                               * it is not staged ahead (one buffer) */
-    double proof_s;                          /* lock_s + pcie_bytes at the given rate: an upper
-                                              * bound (the streamer overlaps the kernels) */
+    double proof_s;                          /* lock_s + the bytes on the critical path at the
+                                              * given rate: pcie_bytes less a key streamed in
+                                              * whole vectors (its uploads hide behind the MSMs) */
     double wait_s;                           /* the longest proof_s of the other keys: the proof
                                               * that may hold the device when one of this key's
                                               * arrives (0 with one key) */
@@ -131,12 +144,12 @@ struct gpu_plan_card {
 /* The plan of a card holding in->n keys. Every choice of resident keys and kept matrices, and of
  * witness buffers (2, 1) and h vectors (3, 2) per key, whose peak fits in->mem (a streamed key
  * in pieces of its largest vector when two fit, else the largest pieces that do, at least
- * GPU_PLAN_MIN_CHUNK); of those, the one that moves the fewest bytes over PCIe per throughput
- * proof (streamed keys, mapped matrices), then gives the throughput keys the fastest options
+ * GPU_PLAN_MIN_CHUNK); of those, the one whose throughput keys sit in the fastest tiers of
+ * gpu_plan_make (the sum of their gpu_plan_tier), then moves the fewest bytes over PCIe per
+ * throughput proof (streamed keys, mapped matrices), then gives the throughput keys the fastest options
  * (witness buffers, then h vectors, as gpu_plan_make orders them), then the largest streamed
  * pieces, then the smallest sum of the deadline keys' latencies, then keeps the fewest bytes.
- * With one key whose vectors outweigh its matrices (every real circuit) this is gpu_plan_make's
- * plan. CUZK_E_INVALID_ARG for n outside 1 .. GPU_PLAN_MAX_KEYS, a domain that is not a power
+ * With one key this is gpu_plan_make's plan. CUZK_E_INVALID_ARG for n outside 1 .. GPU_PLAN_MAX_KEYS, a domain that is not a power
  * of two, or a rate that is not positive; CUZK_E_GPU_NOMEM naming the key and its least need
  * when some key does not fit even alone, streamed in the smallest pieces with its matrices in
  * host memory, or when the keys fit alone but not beside each other's buffers. */

@@ -12,6 +12,22 @@ uint64_t gpu_plan_work_bytes(uint64_t domain, unsigned vectors)
     return vectors * domain * 32 + domain / 2 * 32 + 14 * domain + (2ull << 30);
 }
 
+bool gpu_plan_stream_hides(const uint64_t key[GPU_PLAN_VECTORS], uint64_t witness, uint64_t spare)
+{
+    uint64_t largest = 0;
+    for (int k = 0; k < GPU_PLAN_VECTORS; k++)
+        if (key[k] > largest) largest = key[k];
+    /* full MSMs: a witness of mostly full-width values (its packed size at least half the
+     * unpacked aux, l's vector being 3 bytes of point per byte of scalar) */
+    if (6 * witness >= key[1]) return true;
+    return spare >= largest && spare - largest >= GPU_PLAN_THIRD_SPARE;
+}
+
+unsigned gpu_plan_tier(bool resident, bool mapped, bool whole)
+{
+    return resident ? (mapped ? 2 : 0) : mapped ? 4 : whole ? 1 : 3;
+}
+
 int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuzk_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -21,10 +37,11 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
         if (in->key[k] > largest) largest = in->key[k];
     }
     /* In order of the time a proof loses to PCIe. A resident key with the matrices on the
-     * device loses none. A key streamed in whole vectors through two or more buffers loses
-     * almost none: each vector uploads during the previous vector's MSM, which consumes points
-     * slower than a pinned DMA delivers them (a streamed 2^27 PoRep prove ran as fast as the
-     * resident one). Matrices read from host memory lose their whole size on the critical path
+     * device loses none. A key streamed in whole vectors loses almost none where each vector
+     * uploads during the previous vector's MSM (gpu_plan_stream_hides): full MSMs consume
+     * points more slowly than a pinned DMA delivers them (WindowPoSt 32 GiB: no wait with two
+     * buffers), and PoRep's short 0/1 MSMs need the third buffer (then its streamed 2^27 prove
+     * ran as fast as the resident one; with two, 16% slower). Matrices read from host memory lose their whole size on the critical path
      * (the SpMV waits for them: ~0.5 s for WindowPoSt 32 GiB's 9.9 GB). A key streamed in
      * pieces smaller than a vector runs every MSM per piece, and with the matrices in host
      * memory it pays both. Within each, two witness buffers before one and three h vectors
@@ -45,7 +62,9 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
                     if (need >= in->mem) continue;
                     chunk = (in->mem - need) / 2;
                     if (chunk > largest) chunk = largest;
-                    if (tiers[t].whole && chunk < largest) continue;
+                    if (tiers[t].whole &&
+                        (chunk < largest || !gpu_plan_stream_hides(in->key, in->witness, in->mem - need - 2 * chunk)))
+                        continue;
                     if (chunk < GPU_PLAN_MIN_CHUNK && chunk < largest) continue;
                     kb = 2 * chunk;
                 }

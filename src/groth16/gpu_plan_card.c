@@ -23,13 +23,14 @@ static uint64_t key_bytes(const struct gpu_plan_key *k, uint64_t *largest)
 /* One candidate, scored. */
 struct cand {
     struct gpu_plan_card plan;
-    uint64_t tp_bytes, tp_rank, tp_chunk, dl_rank, dl_chunk;
+    uint64_t tp_tier, tp_bytes, tp_rank, tp_chunk, dl_rank, dl_chunk;
     double dl_latency;
 };
 
 /* Is a better than b? The order of gpu_plan_card_make's contract. */
 static bool better(const struct cand *a, const struct cand *b)
 {
+    if (a->tp_tier != b->tp_tier) return a->tp_tier < b->tp_tier;
     if (a->tp_bytes != b->tp_bytes) return a->tp_bytes < b->tp_bytes;
     if (a->tp_rank != b->tp_rank) return a->tp_rank < b->tp_rank;
     if (a->tp_chunk != b->tp_chunk) return a->tp_chunk > b->tp_chunk;
@@ -84,11 +85,19 @@ static bool evaluate(const struct gpu_plan_card_in *in, unsigned place, unsigned
     for (unsigned i = 0; i < in->n; i++) {
         const struct gpu_plan_key *k = &in->keys[i];
         struct gpu_plan_card_key *o = &p->k[i];
-        o->pcie_bytes = (o->resident ? 0 : key_bytes(k, NULL)) + (o->shape_mapped ? k->shape : 0) +
+        uint64_t largest;
+        const uint64_t kb = key_bytes(k, &largest);
+        const bool whole = !o->resident && o->stream_chunk >= largest &&
+                           gpu_plan_stream_hides(k->key, k->witness, in->mem - p->peak);
+        o->pcie_bytes = (o->resident ? 0 : kb) + (o->shape_mapped ? k->shape : 0) +
                         (o->witness_buffers == 1 ? k->witness : 0);
-        o->proof_s = k->lock_s + (double)o->pcie_bytes / in->pcie_bytes_per_s;
+        /* on the critical path: a key streamed in whole vectors hides behind the MSMs, one in
+         * pieces and mapped matrices do not */
+        const uint64_t exposed = o->pcie_bytes - (whole ? kb : 0);
+        o->proof_s = k->lock_s + (double)exposed / in->pcie_bytes_per_s;
         const uint64_t rank = (o->witness_buffers == 1) * 2 + (o->h_vectors == 2);
         if (k->cls == GPU_CLASS_THROUGHPUT) {
+            c->tp_tier += gpu_plan_tier(o->resident, o->shape_mapped, whole);
             c->tp_bytes += o->pcie_bytes - (o->witness_buffers == 1 ? k->witness : 0);
             c->tp_rank += rank;
             c->tp_chunk += o->stream_chunk;

@@ -44,7 +44,11 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
     if (fixed >= in->mem) return 0;
     uint64_t c = (in->mem - fixed) / 2;
     if (c > big) c = big;
-    if (tier == 1 && c < big) return 0;
+    /* whole vectors only where the uploads hide: full MSMs (6 witness bytes per l byte), or
+     * room for a third buffer with 6 GiB beside it */
+    if (tier == 1 && (c < big || !(6 * in->witness >= in->key[1] ||
+                                   (in->mem - fixed >= 3 * big && in->mem - fixed - 3 * big >= 6 * GIB))))
+        return 0;
     if (c < big && c < GPU_PLAN_MIN_CHUNK) return 0;
     *chunk = c;
     return fixed + 2 * c;
@@ -55,10 +59,13 @@ static int option_of(const struct gpu_plan_in *in, const struct gpu_plan *p)
     uint64_t big = 0;
     for (int k = 0; k < GPU_PLAN_VECTORS; k++)
         if (in->key[k] > big) big = in->key[k];
+    const uint64_t need = p->total - p->key_bytes;
+    const bool hides = 6 * in->witness >= in->key[1] ||
+                       (in->mem - need >= 3 * big && in->mem - need - 3 * big >= 6 * GIB);
     int tier = p->key_mode == GPU_KEY_RESIDENT ? (p->shape_mapped ? 2 : 0)
              : p->shape_mapped                ? 4
-             : p->stream_chunk == big         ? 1
-                                              : 3;
+             : p->stream_chunk == big && hides ? 1
+                                               : 3;
     return tier * 4 + (p->witness_buffers == 1) * 2 + (p->h_vectors == 2);
 }
 
@@ -139,13 +146,16 @@ TEST(plan_of_the_32gib_keys)
     ASSERT_EQ_U64(p.witness_buffers, 2);
     ASSERT_EQ_U64(p.h_vectors, 3);
     ASSERT(!p.shape_mapped);
-    porep.mem = 64ull * GIB;   /* streamed in whole vectors, not resident beside mapped matrices */
+    porep.mem = 64ull * GIB;   /* streamed in whole vectors through three buffers (its 0/1 MSMs
+                                * are too short to hide an upload with two), not resident beside
+                                * mapped matrices; the third buffer's room costs an h vector */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
     ASSERT(!p.shape_mapped);
     ASSERT_EQ_U64(p.stream_chunk, porep.key[0]);
     ASSERT_EQ_U64(p.witness_buffers, 2);
-    ASSERT_EQ_U64(p.h_vectors, 3);
+    ASSERT_EQ_U64(p.h_vectors, 2);
+    ASSERT(porep.mem - p.total >= porep.key[0] + GPU_PLAN_THIRD_SPARE);
     porep.mem = 56ull * GIB;   /* streamed in whole vectors (two of h, 12.9 GB) */
     ASSERT_OK(gpu_plan_make(&porep, &p, err), err);
     ASSERT_EQ_INT(p.key_mode, GPU_KEY_STREAMED);
@@ -282,7 +292,7 @@ static uint64_t max5(const uint64_t *v)
  * (working set N (3 or 2 vectors + twiddles) * 32 + 14 N + 2 GiB, each part at its largest),
  * pieces as large as they may be, and the cost figures; false when it exceeds the memory. */
 struct card_score {
-    uint64_t peak, tp_bytes, tp_rank, tp_chunk, dl_rank, dl_chunk, kept;
+    uint64_t peak, tp_tier, tp_bytes, tp_rank, tp_chunk, dl_rank, dl_chunk, kept;
     double dl_latency;
 };
 static bool card_check(const struct gpu_plan_card_in *in, const struct gpu_plan_card *p, struct card_score *sc)
@@ -317,11 +327,19 @@ static bool card_check(const struct gpu_plan_card_in *in, const struct gpu_plan_
     for (unsigned i = 0; i < in->n; i++) {
         const struct gpu_plan_key *k = &in->keys[i];
         const struct gpu_plan_card_key *o = &p->k[i];
-        uint64_t moved = (o->resident ? 0 : sum5(k->key)) + (o->shape_mapped ? k->shape : 0);
+        /* the tiers of the header's contract, written out: resident with the matrices on the
+         * device, streamed in whole vectors, resident mapped, streamed in pieces, pieces mapped */
+        const uint64_t spare = in->mem - sc->peak, big = max5(k->key);
+        const bool whole = !o->resident && o->stream_chunk == big &&
+                           (6 * k->witness >= k->key[1] || (spare >= big && spare - big >= 6 * GIB));
+        const uint64_t tier = o->resident ? (o->shape_mapped ? 2 : 0) : o->shape_mapped ? 4 : whole ? 1 : 3;
+        /* on the critical path: all but a key streamed in whole vectors */
+        uint64_t exposed = (o->resident || whole ? 0 : sum5(k->key)) + (o->shape_mapped ? k->shape : 0);
         uint64_t rank = (o->witness_buffers == 1 ? 2 : 0) + (o->h_vectors == 2 ? 1 : 0);
-        proof[i] = k->lock_s + (double)(moved + (o->witness_buffers == 1 ? k->witness : 0)) / in->pcie_bytes_per_s;
+        proof[i] = k->lock_s + (double)(exposed + (o->witness_buffers == 1 ? k->witness : 0)) / in->pcie_bytes_per_s;
         if (k->cls == GPU_CLASS_THROUGHPUT) {
-            sc->tp_bytes += moved;
+            sc->tp_tier += tier;
+            sc->tp_bytes += (o->resident ? 0 : sum5(k->key)) + (o->shape_mapped ? k->shape : 0);
             sc->tp_rank += rank;
             sc->tp_chunk += o->stream_chunk;
         } else {
@@ -342,6 +360,7 @@ static bool card_check(const struct gpu_plan_card_in *in, const struct gpu_plan_
 static int score_cmp(const struct card_score *a, const struct card_score *b)
 {
 #define CMP_LESS(x, y) if ((x) != (y)) return (x) < (y) ? -1 : 1
+    CMP_LESS(a->tp_tier, b->tp_tier);
     CMP_LESS(a->tp_bytes, b->tp_bytes);
     CMP_LESS(a->tp_rank, b->tp_rank);
     CMP_LESS(b->tp_chunk, a->tp_chunk);
