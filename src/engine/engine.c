@@ -683,10 +683,11 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
     clog_timeline("SYNTH_START", j->id, "partition=%u,worker=%u", p, w->id);
     uint64_t t0 = cuzk_now_ns();
     rc = kind_get(j->kind)->witness(j, p, pt, s, &perr);
-    pt->synth_ns = cuzk_now_ns() - t0;
-    clog_timeline("SYNTH_END", j->id, "partition=%u,synth_ms=%" PRIu64, p, ms(pt->synth_ns));
+    const uint64_t synth_ns = cuzk_now_ns() - t0;
+    clog_timeline("SYNTH_END", j->id, "partition=%u,synth_ms=%" PRIu64, p, ms(synth_ns));
 
     pthread_mutex_lock(&e->mu);
+    pt->synth_ns = synth_ns;   /* under the lock: the status snapshot reads it */
     if (rc) {
         if (j->state != JOB_DONE) part_fail(e, j, p, "synthesis", &perr);
         goto drop_locked;
@@ -752,7 +753,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     bool skip = j->state == JOB_DONE;   /* cancelled or failed while it waited */
     pthread_mutex_unlock(&e->mu);
     int rc = CUZK_E_CANCELLED;
-    uint64_t t1 = 0;
+    uint64_t t1 = 0, gpu_ns = 0;
     if (!skip) {
         clog_timeline("GPU_PICKUP", j->id, "worker=%u,partition=%u", w->id, p);
         uint64_t t0 = cuzk_now_ns();
@@ -786,16 +787,17 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
             return;
         }
         t1 = cuzk_now_ns();
-        pt->gpu_ns = t1 - t0;
+        gpu_ns = t1 - t0;
         /* the backend's phases, so a timeline shows where a partition's GPU time went */
         clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64 ",abc_ms=%" PRIu64
                       ",ntt_ms=%" PRIu64 ",h_ms=%" PRIu64 ",l_ms=%" PRIu64 ",a_ms=%" PRIu64
-                      ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ms(pt->gpu_ns), ms(t.abc_ns),
+                      ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ms(gpu_ns), ms(t.abc_ns),
                       ms(t.ntt_ns), ms(t.msm_h_ns), ms(t.msm_l_ns), ms(t.msm_a_ns), ms(t.msm_b_g1_ns),
                       ms(t.msm_b_g2_ns));
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);
+    if (!skip) pt->gpu_ns = gpu_ns;   /* under the lock: the status snapshot reads it */
     budget_release(e, pt->mem_prove);
     pt->mem_prove = 0;
     pthread_mutex_unlock(&e->mu);
