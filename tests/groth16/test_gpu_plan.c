@@ -256,9 +256,10 @@ static struct gpu_plan_key circuit_key(const char *name, enum gpu_key_class cls,
 /* The 32 GiB circuits of docs/circuits.md (constraints with the input rows, inputs with ONE,
  * aux, densities, nonzeros). Witness as the device holds it: PoRep's packed size with its
  * buffer's slack (measured, 45% zeros and 45% ones), the others unpacked (32 bytes a value: no
- * packed figure yet). Lock times: PoRep and SnapDeals measured on the H100
- * (docs/performance.md), WinningPoSt measured, WindowPoSt not measured (assumed 1.5 s: the
- * PoRep partition's h pipeline and H MSM at the same domain, and three times PoRep's B MSMs). */
+ * packed figure yet). Lock times measured on the H100 (docs/performance.md): PoRep and
+ * SnapDeals through the daemon (witness staged), WinningPoSt with gpu-circuit, WindowPoSt with
+ * gpu-circuit's key streamed in whole vectors (5.04 s) less its witness upload (abc 0.37 s
+ * there, ~0.01 s staged). */
 static struct gpu_plan_key porep_32g(void)
 {
     return circuit_key("porep-32g", GPU_CLASS_THROUGHPUT, 130278869, 328, 130169893, 129753292, 1, 33112281,
@@ -267,12 +268,12 @@ static struct gpu_plan_key porep_32g(void)
 static struct gpu_plan_key snap_32g(void)
 {
     return circuit_key("snap-32g", GPU_CLASS_THROUGHPUT, 81049499 + 5, 5, 80978488, 80743581, 1, 20983607,
-                       190374912, 81118127, 172187492, (5ull + 80978488) * 32, 1.2428);
+                       190374912, 81118127, 172187492, (5ull + 80978488) * 32, 1.031);
 }
 static struct gpu_plan_key wpost_32g(void)
 {
     return circuit_key("wpost-32g", GPU_CLASS_DEADLINE, 125279217, 25840, 126902376, 96179805, 1, 91925766,
-                       862416559, 127398015, 157401792, (25840ull + 126902376) * 32, 1.5);
+                       862416559, 127398015, 157401792, (25840ull + 126902376) * 32, 4.68);
 }
 static struct gpu_plan_key winning_32g(void)
 {
