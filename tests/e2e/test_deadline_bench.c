@@ -70,7 +70,7 @@ static void params_dir(char *dir, size_t cap)
         ASSERT_OK(fil_circuit_init(&c, kinds[i], 2048, E), E);
         ASSERT_OK(fil_circuit_param_stem(stem, sizeof stem, &c, E), E);
         struct g16_shape s;
-        ASSERT_OK(fil_circuit_shape(&s, &c, E), E);
+        ASSERT_OK(fil_circuit_shape(&s, &c, pool_default(), E), E);
         snprintf(fresh, sizeof fresh, "%s/%s.shape.now", dir, stem);
         ASSERT_OK(g16_shape_save(&s, fresh, E), E);
         g16_shape_free(&s);
