@@ -36,16 +36,16 @@ int gpu_plan_make(const struct gpu_plan_in *in, struct gpu_plan *out, struct cuz
         key += in->key[k];
         if (in->key[k] > largest) largest = in->key[k];
     }
-    /* In order of the time a proof loses to PCIe. A resident key with the matrices on the
-     * device loses none. A key streamed in whole vectors loses almost none where each vector
-     * uploads during the previous vector's MSM (gpu_plan_stream_hides): full MSMs consume
-     * points more slowly than a pinned DMA delivers them (WindowPoSt 32 GiB: no wait with two
-     * buffers), and PoRep's short 0/1 MSMs need the third buffer (then its streamed 2^27 prove
-     * ran as fast as the resident one; with two, 16% slower). Matrices read from host memory lose their whole size on the critical path
-     * (the SpMV waits for them: ~0.5 s for WindowPoSt 32 GiB's 9.9 GB). A key streamed in
-     * pieces smaller than a vector runs every MSM per piece, and with the matrices in host
-     * memory it pays both. Within each, two witness buffers before one and three h vectors
-     * before two (c then waits for a b: a few ms). */
+    /* In order of the time a proof loses to PCIe (decisions.md, "a key streamed in whole
+     * vectors before a resident key with its matrices in host memory"). A resident key with
+     * the matrices on the device loses none. A key streamed in whole vectors loses almost none
+     * where each vector uploads during the previous vector's MSM (gpu_plan_stream_hides), and
+     * its proofs keep the room a resident key would take for their MSMs' scratch. Matrices
+     * read from host memory sit on the SpMV's critical path, and beside a key that barely fits
+     * they leave the MSMs short of scratch too. A key streamed in pieces smaller than a vector
+     * runs every MSM per piece, and with the matrices in host memory it pays both. Within each
+     * tier, two witness buffers before one and three h vectors before two (c then waits for a
+     * b). */
     static const struct { bool streamed, mapped, whole; } tiers[] = {
         {false, false, false}, {true, false, true}, {false, true, false}, {true, false, false}, {true, true, false},
     };
