@@ -347,7 +347,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE $(ARCH_FLAGS) $(WARN) -Iinclude -pthread -O1 -g \
                 -DCUZK_BUILD_ID=\"$(GIT_ID)\" $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_LIB_SRC := $(CORE_SRC) $(FIL_SRC) cmd/cuzk-daemon/cfg.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(GPU_STUB) $(FIL_SRC) cmd/cuzk-daemon/cfg.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_LIB     := $(FUZZ_BUILD)/lib/libcuzk_fuzz.a
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
@@ -362,7 +362,7 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 $(FUZZ_BUILD)/bin/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -Icmd/cuzk-daemon -fsanitize=fuzzer -o $@ $< \
-	    $(FUZZ_LIB) -ljansson -lm
+	    $(FUZZ_LIB) -ljansson -lcrypto -lm
 fuzz: $(FUZZ_BINS)
 # Each target runs from a scratch copy of its seed corpus (new inputs land in
 # build-fuzz/corpus/<name>, never in the committed fuzz/corpus); crashes go to build-fuzz/crash/.
