@@ -502,6 +502,10 @@ static int k_socket_mode(struct cuzk_config *c, const struct tval *v, struct key
     if (!(m & 0600))
         return bad(k, "the owner needs read and write (0600) to manage the socket; use e.g. "
                       "\"0660\"");
+    /* connecting to a unix socket needs write permission on it */
+    if (m & 0002)
+        warnf(k, "mode %04llo lets any local user connect: they can submit proofs and cancel "
+                 "jobs (with no token); use \"0660\" and put Curio's user in the daemon's group", m);
     c->socket_mode = (unsigned)m;
     return CUZK_OK;
 }

@@ -157,6 +157,24 @@ TEST(unknown_deprecated_and_ineffective_keys_warn)
     ASSERT_EQ_INT(w.n, 0);
 }
 
+TEST(world_writable_socket_mode_warns)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0777\"\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 1);
+    ASSERT_STR_CONTAINS(w.last, "cuzk.toml:2: [daemon] socket_mode: mode 0777 lets any local user connect");
+    ASSERT_EQ_INT(c.socket_mode, 0777);
+    ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = 0662\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 1);
+    /* owner and group only: quiet */
+    ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0660\"\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+    ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0664\"\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+}
+
 TEST(srs_validation_key)
 {
     struct cuzk_config c;
