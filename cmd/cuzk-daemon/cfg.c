@@ -1071,6 +1071,10 @@ int cfg_check(const struct cuzk_config *c, cfg_warn_fn warn, void *warn_ctx,
             cwarn(warn, warn_ctx, "[daemon] listen = \"%s\" serves other hosts without TLS or a "
                   "token (allow_insecure_remote = true): anyone who reaches the port can submit, "
                   "cancel and read proofs", c->listen);
+        } else if (!lo && !c->tls_cert[0]) {
+            cwarn(warn, warn_ctx, "[daemon] listen = \"%s\" serves other hosts with a token but "
+                  "without TLS: the token crosses the network in plaintext and whoever sees it can "
+                  "use it; set tls_cert and tls_key", c->listen);
         }
     }
     /* the HTTP status listener (no TLS of its own: a token, or loopback) */

@@ -1,6 +1,9 @@
 /* test_cfg.c: the daemon configuration reader against hand-written expectations: built-in
  * defaults, every value form, size/duration units, line-numbered errors naming key and value,
  * warnings for unknown / deprecated / ineffective keys, and TOML syntax errors. */
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cfg.h"
 #include "test.h"
 
@@ -172,6 +175,38 @@ TEST(world_writable_socket_mode_warns)
     ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0660\"\n", &w, err), err);
     ASSERT_EQ_INT(w.n, 0);
     ASSERT_OK(parse(&c, "[daemon]\nsocket_mode = \"0664\"\n", &w, err), err);
+    ASSERT_EQ_INT(w.n, 0);
+}
+
+static void warn_collect(void *ctx, const char *msg) { collect(ctx, msg); }
+
+TEST(remote_token_without_tls_warns)
+{
+    struct cuzk_config c;
+    struct warns w;
+    struct cuzk_error e, *err = &e;
+    char dir[] = "/tmp/cuzk-cfg-XXXXXX", tok[64], text[400];
+    ASSERT(mkdtemp(dir));
+    snprintf(tok, sizeof tok, "%s/token", dir);
+    FILE *f = fopen(tok, "w");
+    ASSERT(f);
+    fputs("0123456789abcdef0123456789abcdef\n", f);
+    fclose(f);
+    chmod(tok, 0600);
+    snprintf(text, sizeof text, "[daemon]\nlisten = \"0.0.0.0:50071\"\nauth_token_file = \"%s\"\n", tok);
+    ASSERT_OK(parse(&c, text, &w, err), err);
+    memset(&w, 0, sizeof w);
+    int rc = cfg_check(&c, warn_collect, &w, err);
+    unlink(tok);
+    rmdir(dir);
+    ASSERT_OK(rc, err);
+    ASSERT_EQ_INT(w.n, 1);
+    ASSERT_STR_CONTAINS(w.last, "the token crosses the network in plaintext");
+    /* on loopback the token stays on the host: quiet */
+    snprintf(text, sizeof text, "[daemon]\nlisten = \"127.0.0.1:50071\"\n");
+    ASSERT_OK(parse(&c, text, &w, err), err);
+    memset(&w, 0, sizeof w);
+    ASSERT_OK(cfg_check(&c, warn_collect, &w, err), err);
     ASSERT_EQ_INT(w.n, 0);
 }
 
