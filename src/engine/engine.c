@@ -1188,9 +1188,9 @@ void engine_shutdown(struct engine *e, uint64_t grace_ms)
     for (struct job *j = e->head; j; j = j->next) {
         if (j->state == JOB_DONE) continue;
         uint32_t np = parts_on_prover(j);
+        on_prover += np;   /* running now, whether or not the job can finish in the grace */
         if (np && j->parts_done + np == j->n_parts) {
             finishing++;
-            on_prover += np;
             continue;
         }
         stopped++;

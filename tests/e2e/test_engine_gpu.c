@@ -656,6 +656,51 @@ TEST_T(critical_job_is_the_next_on_a_busy_device, 60)
     engine_free(e);
 }
 
+/* The shutdown line counts every partition on a prover, also those of jobs that cannot finish
+ * within the grace (issue 49: "0 partition(s) on a prover" while provers ran). Of a
+ * six-partition job, one partition holds the device (the gate) and the other worker's waits for
+ * it with its witness staged when the engine shuts down; the log line, captured from stderr,
+ * must count both (the engine's own partition states are the oracle). */
+TEST_T(shutdown_counts_every_partition_on_a_prover, 60)
+{
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    gate_set(true);
+    submit(e, "bulk", 64, 6);
+    for (int i = 0; i < 10000 && !(rec_read(&n_order) == 1 && rec_read(&n_stage) == 2); i++) usleep(1000);
+    ASSERT_EQ_U64(rec_read(&n_order), 1);   /* one partition on the device, held there */
+    ASSERT_EQ_U64(rec_read(&n_stage), 2);   /* the other worker's staged, waiting for the device */
+    const unsigned proving = parts_in(e, "bulk", PART_PROVING);
+    ASSERT_EQ_U64(proving, 2);
+    char path[] = "/tmp/cuzk-shutdown-log-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    clog_set_level(CLOG_INFO);
+    engine_shutdown(e, 200);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    clog_set_level(CLOG_WARN);
+    gate_set(false);
+    engine_free(e);
+    char buf[8192];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    ASSERT(n > 0);
+    buf[n] = 0;
+    const char *line = strstr(buf, "shutting down cuzk engine: ");
+    ASSERT_MSG(line, "no shutdown line in: %s", buf);
+    unsigned on_prover = 99, finishing = 99;
+    ASSERT(sscanf(line, "shutting down cuzk engine: %u partition(s) on a prover (%u job(s)", &on_prover,
+                  &finishing) == 2);
+    ASSERT_MSG(on_prover == proving, "%u partition(s) counted on a prover, %u were", on_prover, proving);
+    ASSERT_EQ_U64(finishing, 0);   /* five more partitions: it cannot finish within the grace */
+    ASSERT_STR_CONTAINS(buf, "1 unfinished job(s) cancelled");   /* no journal: cancelled at once */
+}
+
 /* The memory budget a SYNTHETIC partition of n constraints reserves (budget_partition: the
  * witness, and 4 domain vectors for proving), from the circuit's own shape. */
 static uint64_t working_set(uint64_t n)
