@@ -72,6 +72,11 @@ int gcs_init(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, struct 
  * start), so that its handles and the sink's agree. Gadgets may still use ONE. */
 int gcs_init_at(struct gcs *cs, unsigned mode, const struct gcs_sink *sink, uint32_t n_inputs,
                 uint32_t n_aux, struct cuzk_error *err);
+/* Record into b what fn(cs, arg) synthesizes, numbered from b's next handles: a shape context
+ * on b (gcs_init_at at b's g16_builder_counts), fn, then its status. b is a builder holding a
+ * prefix, or a segment builder of g16_builder_segments (cs_builder.c). */
+typedef void (*gcs_synth_fn)(struct gcs *cs, void *arg);
+int gcs_record(struct g16_builder *b, gcs_synth_fn fn, void *arg, struct cuzk_error *err);
 void gcs_free(struct gcs *cs);
 /* Pre-size the value vectors (optional; avoids reallocation for big circuits). */
 int gcs_reserve(struct gcs *cs, size_t n_aux, size_t n_inputs);

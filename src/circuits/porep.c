@@ -476,26 +476,24 @@ int porep_witness_values(fr_t *inputs, fr_t *aux, const struct porep_config *c,
 
 /* ------------------------------------------------------------ parallel shape -- */
 
+/* Head synthesis writes h; every challenge then only reads it (segments run concurrently). */
+static void head_synth(struct gcs *cs, void *h) { synth_head(cs, h, NULL); }
+
 struct porep_shape_ctx {
     const struct porep_config *c;
     const struct head *h;       /* the header's variables, read by every challenge */
 };
+static void challenge_synth(struct gcs *cs, void *ctx)
+{
+    const struct porep_shape_ctx *x = ctx;
+    synth_challenge(cs, x->c, NULL, &x->h->comm_d, &x->h->comm_c, &x->h->comm_r_last, x->h->replica_bits);
+}
 
 /* Challenge i into its segment builder, numbered from the segment's first global handles. */
 static int porep_shape_challenge(void *ctx, size_t i, struct g16_builder *sb, struct cuzk_error *err)
 {
     (void)i;
-    const struct porep_shape_ctx *x = ctx;
-    uint32_t in0, aux0;
-    g16_builder_counts(sb, &in0, &aux0, NULL);
-    struct gcs_sink sink = gcs_sink_builder(sb);
-    struct gcs cs;
-    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
-    if (rc) return rc;
-    synth_challenge(&cs, x->c, NULL, &x->h->comm_d, &x->h->comm_c, &x->h->comm_r_last, x->h->replica_bits);
-    rc = gcs_status(&cs, err);
-    gcs_free(&cs);
-    return rc;
+    return gcs_record(sb, challenge_synth, ctx, err);
 }
 
 int porep_shape(struct g16_builder *b, const struct porep_config *c, struct pool *pool, struct cuzk_error *err)
@@ -505,17 +503,8 @@ int porep_shape(struct g16_builder *b, const struct porep_config *c, struct pool
     int rc = porep_layout_get(&l, c, err);
     if (rc) return rc;
     /* the header into b itself (the prefix every challenge references) */
-    uint32_t in0, aux0;
-    g16_builder_counts(b, &in0, &aux0, NULL);
-    struct gcs_sink sink = gcs_sink_builder(b);
-    struct gcs cs;
     struct head h;
-    rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
-    if (rc) return rc;
-    synth_head(&cs, &h, NULL);
-    rc = gcs_status(&cs, err);
-    gcs_free(&cs);
-    if (rc) return rc;
+    if ((rc = gcs_record(b, head_synth, &h, err))) return rc;
     struct porep_shape_ctx x = {.c = c, .h = &h};
     return g16_builder_segments(b, c->challenges, l.ch_inputs, l.ch_aux, porep_shape_challenge, &x, pool, err);
 }

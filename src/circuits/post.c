@@ -310,20 +310,15 @@ struct post_shape_ctx {
 
 /* Sector s into its segment builder: a shape context numbering from the segment's first
  * global handles, so the sector's rows carry the handles the sequential run gives them. */
+static void sector_synth(struct gcs *cs, void *arg)
+{
+    const struct post_shape_ctx *x = arg;
+    synth_sector(cs, x->c, x->ar, x->levels, x->p2, NULL);
+}
 static int post_shape_sector(void *ctx, size_t s, struct g16_builder *sb, struct cuzk_error *err)
 {
     (void)s;
-    const struct post_shape_ctx *x = ctx;
-    uint32_t in0, aux0;
-    g16_builder_counts(sb, &in0, &aux0, NULL);
-    struct gcs_sink sink = gcs_sink_builder(sb);
-    struct gcs cs;
-    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
-    if (rc) return rc;
-    synth_sector(&cs, x->c, x->ar, x->levels, x->p2, NULL);
-    rc = gcs_status(&cs, err);
-    gcs_free(&cs);
-    return rc;
+    return gcs_record(sb, sector_synth, ctx, err);
 }
 
 int post_shape(struct g16_builder *b, const struct post_config *c, struct pool *pool, struct cuzk_error *err)

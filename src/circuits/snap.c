@@ -601,21 +601,35 @@ struct snap_shape_ctx {
 
 /* Challenge ci into its segment builder, numbered from the segment's first aux (a challenge
  * allocates no input), with scratch of its own for the sibling lists. */
+struct snap_head_one {
+    struct snap_head *hd;       /* written by the header's synthesis */
+    const struct snap_config *c;
+};
+static void snap_head_synth(struct gcs *cs, void *arg)
+{
+    const struct snap_head_one *o = arg;
+    synth_head(cs, o->hd, o->c, NULL);
+}
+
+/* One challenge: the shared, read-only header and this worker's scratch. */
+struct snap_challenge_one {
+    const struct snap_shape_ctx *x;
+    unsigned ci;
+    gnum *sib;
+};
+static void snap_challenge_synth(struct gcs *cs, void *arg)
+{
+    const struct snap_challenge_one *o = arg;
+    synth_challenge(cs, o->x->c, o->x->hd, o->ci, NULL, o->sib);
+}
+
 static int snap_shape_challenge(void *ctx, size_t ci, struct g16_builder *sb, struct cuzk_error *err)
 {
     const struct snap_shape_ctx *x = ctx;
     gnum *sib = cuzk_malloc(scratch_len(x->c) * sizeof *sib);
     if (!sib) return cuzk_fail(err, CUZK_E_NOMEM, "snap: challenge %zu scratch", ci);
-    uint32_t in0, aux0;
-    g16_builder_counts(sb, &in0, &aux0, NULL);
-    struct gcs_sink sink = gcs_sink_builder(sb);
-    struct gcs cs;
-    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
-    if (!rc) {
-        synth_challenge(&cs, x->c, x->hd, (unsigned)ci, NULL, sib);
-        rc = gcs_status(&cs, err);
-        gcs_free(&cs);
-    }
+    struct snap_challenge_one o = {x, (unsigned)ci, sib};
+    int rc = gcs_record(sb, snap_challenge_synth, &o, err);
     cuzk_free(sib);
     return rc;
 }
@@ -629,16 +643,8 @@ int snap_shape(struct g16_builder *b, const struct snap_config *c, struct pool *
     struct snap_head *hd = cuzk_calloc(1, sizeof *hd);
     if (!hd) return cuzk_fail(err, CUZK_E_NOMEM, "snap_shape: header");
     /* the header (steps 1-11) into b itself: the prefix every challenge references */
-    uint32_t in0, aux0;
-    g16_builder_counts(b, &in0, &aux0, NULL);
-    struct gcs_sink sink = gcs_sink_builder(b);
-    struct gcs cs;
-    rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
-    if (!rc) {
-        synth_head(&cs, hd, c, NULL);
-        rc = gcs_status(&cs, err);
-        gcs_free(&cs);
-    }
+    struct snap_head_one o = {hd, c};
+    rc = gcs_record(b, snap_head_synth, &o, err);
     if (!rc) {
         struct snap_shape_ctx x = {.c = c, .hd = hd};
         rc = g16_builder_segments(b, c->challenges, 0, l.ch_aux, snap_shape_challenge, &x, pool, err);

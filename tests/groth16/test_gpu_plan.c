@@ -21,6 +21,36 @@ static uint64_t rnd(cuzk_rng *r, uint64_t lo, uint64_t hi)
     return lo + x % (hi - lo + 1);
 }
 
+/* A random key, matrices, witness and card: domain 2^10..2^28, each vector's points up to the
+ * domain, matrices up to 64 bytes a point, up to 161 GiB of memory. */
+static struct gpu_plan_in random_plan_in(cuzk_rng *r)
+{
+    struct gpu_plan_in in;
+    memset(&in, 0, sizeof in);
+    in.domain = 1ull << rnd(r, 10, 28);
+    uint64_t pts = in.domain;
+    in.key[0] = (pts - 1) * 96;
+    in.key[1] = rnd(r, 1, pts) * 96;
+    in.key[2] = rnd(r, 1, pts) * 96;
+    uint64_t nb = rnd(r, 0, pts);
+    in.key[3] = nb * 96;
+    in.key[4] = nb * 192;
+    in.shape = rnd(r, 0, pts * 64);
+    in.witness = rnd(r, 1, pts) * 32;
+    in.mem = rnd(r, 1, 160) * GIB + rnd(r, 0, GIB);
+    return in;
+}
+
+/* The contract's whole-vector condition, written out: full MSMs (6 witness bytes per byte of
+ * l's points), or room for a third buffer of the largest vector with 6 GiB beside it in what
+ * the two buffers leave (spare). */
+static bool uploads_hide(const uint64_t key[GPU_PLAN_VECTORS], uint64_t witness, uint64_t spare)
+{
+    uint64_t big = 0;
+    for (int k = 0; k < GPU_PLAN_VECTORS; k++) big = key[k] > big ? key[k] : big;
+    return 6 * witness >= key[1] || (spare >= big && spare - big >= 6 * GIB);
+}
+
 /* Option i from the header's contract, fastest first: tier i / 4 (0 resident key with the
  * matrices on the device, 1 key streamed in whole vectors with the matrices on the device, 2
  * resident key with the matrices in host memory, 3 streamed in pieces with the matrices on the
@@ -44,11 +74,7 @@ static uint64_t option_fit(const struct gpu_plan_in *in, int i, uint64_t *chunk)
     if (fixed >= in->mem) return 0;
     uint64_t c = (in->mem - fixed) / 2;
     if (c > big) c = big;
-    /* whole vectors only where the uploads hide: full MSMs (6 witness bytes per l byte), or
-     * room for a third buffer with 6 GiB beside it */
-    if (tier == 1 && (c < big || !(6 * in->witness >= in->key[1] ||
-                                   (in->mem - fixed >= 3 * big && in->mem - fixed - 3 * big >= 6 * GIB))))
-        return 0;
+    if (tier == 1 && (c < big || !uploads_hide(in->key, in->witness, in->mem - fixed - 2 * big))) return 0;
     if (c < big && c < GPU_PLAN_MIN_CHUNK) return 0;
     *chunk = c;
     return fixed + 2 * c;
@@ -60,8 +86,7 @@ static int option_of(const struct gpu_plan_in *in, const struct gpu_plan *p)
     for (int k = 0; k < GPU_PLAN_VECTORS; k++)
         if (in->key[k] > big) big = in->key[k];
     const uint64_t need = p->total - p->key_bytes;
-    const bool hides = 6 * in->witness >= in->key[1] ||
-                       (in->mem - need >= 3 * big && in->mem - need - 3 * big >= 6 * GIB);
+    const bool hides = in->mem - need >= 2 * big && uploads_hide(in->key, in->witness, in->mem - need - 2 * big);
     int tier = p->key_mode == GPU_KEY_RESIDENT ? (p->shape_mapped ? 2 : 0)
              : p->shape_mapped                ? 4
              : p->stream_chunk == big && hides ? 1
@@ -75,20 +100,7 @@ TEST(plan_never_exceeds_memory_and_picks_the_fastest_fit)
     cuzk_rng *r = test_rng();
     unsigned fits = 0, refused = 0, streamed = 0, one_buffer = 0, mapped = 0, two_vectors = 0;
     for (int t = 0; t < 20000; t++) {
-        struct gpu_plan_in in;
-        memset(&in, 0, sizeof in);
-        unsigned lg = (unsigned)rnd(r, 10, 28);
-        in.domain = 1ull << lg;
-        uint64_t pts = in.domain;
-        in.key[0] = (pts - 1) * 96;
-        in.key[1] = rnd(r, 1, pts) * 96;
-        in.key[2] = rnd(r, 1, pts) * 96;
-        uint64_t nb = rnd(r, 0, pts);
-        in.key[3] = nb * 96;
-        in.key[4] = nb * 192;
-        in.shape = rnd(r, 0, pts * 64);
-        in.witness = rnd(r, 1, pts) * 32;
-        in.mem = rnd(r, 1, 160) * GIB + rnd(r, 0, GIB);
+        struct gpu_plan_in in = random_plan_in(r);
         struct gpu_plan p;
         int rc = gpu_plan_make(&in, &p, err);
         int want = -1;
@@ -332,7 +344,7 @@ static bool card_check(const struct gpu_plan_card_in *in, const struct gpu_plan_
          * device, streamed in whole vectors, resident mapped, streamed in pieces, pieces mapped */
         const uint64_t spare = in->mem - sc->peak, big = max5(k->key);
         const bool whole = !o->resident && o->stream_chunk == big &&
-                           (6 * k->witness >= k->key[1] || (spare >= big && spare - big >= 6 * GIB));
+                           uploads_hide(k->key, k->witness, spare);
         const uint64_t tier = o->resident ? (o->shape_mapped ? 2 : 0) : o->shape_mapped ? 4 : whole ? 1 : 3;
         /* on the critical path: all but a key streamed in whole vectors */
         uint64_t exposed = (o->resident || whole ? 0 : sum5(k->key)) + (o->shape_mapped ? k->shape : 0);
@@ -419,20 +431,8 @@ TEST(card_plan_of_one_key_is_the_single_key_plan)
     cuzk_rng *r = test_rng();
     unsigned fits = 0, refused = 0;
     for (int t = 0; t < 3000; t++) {
-        struct gpu_plan_in in;
-        memset(&in, 0, sizeof in);
-        in.domain = 1ull << rnd(r, 10, 28);
-        uint64_t pts = in.domain;
-        in.key[0] = (pts - 1) * 96;
-        in.key[1] = rnd(r, 1, pts) * 96;
-        in.key[2] = rnd(r, 1, pts) * 96;
-        uint64_t nb = rnd(r, 0, pts);
-        in.key[3] = nb * 96;
-        in.key[4] = nb * 192;
-        in.shape = rnd(r, 0, pts * 64);
+        struct gpu_plan_in in = random_plan_in(r);
         if (in.shape >= sum5(in.key)) in.shape = sum5(in.key) / 2;   /* a real circuit's matrices weigh less */
-        in.witness = rnd(r, 1, pts) * 32;
-        in.mem = rnd(r, 1, 160) * GIB + rnd(r, 0, GIB);
         struct gpu_plan p;
         int rc = gpu_plan_make(&in, &p, err);
         struct gpu_plan_card_in ci;

@@ -15,3 +15,17 @@ struct gcs_sink gcs_sink_builder(struct g16_builder *b)
     struct gcs_sink s = {b, sink_alloc_input, sink_alloc_aux, sink_enforce};
     return s;
 }
+
+int gcs_record(struct g16_builder *b, gcs_synth_fn fn, void *arg, struct cuzk_error *err)
+{
+    uint32_t in0, aux0;
+    g16_builder_counts(b, &in0, &aux0, NULL);
+    struct gcs_sink sink = gcs_sink_builder(b);
+    struct gcs cs;
+    int rc = gcs_init_at(&cs, GCS_SHAPE, &sink, in0, aux0, err);
+    if (rc) return rc;
+    fn(&cs, arg);
+    rc = gcs_status(&cs, err);
+    gcs_free(&cs);
+    return rc;
+}
