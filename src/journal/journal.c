@@ -739,8 +739,10 @@ int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cu
             cuzk_log(CLOG_WARN, "journal %s: record %" PRIu64 " (job '%s', %s) does not match its "
                      "checksum (garbled on disk); dropped: %s", j->path, r.seq, r.id,
                      r.finished ? "finished" : "unfinished",
-                     r.finished ? "AwaitProof for it answers NOT_FOUND"
-                                : "the job is lost; its client must resubmit it");
+                     r.finished ? "its result is lost; AwaitProof for it answers NOT_FOUND saying "
+                                  "the journal lost it"
+                                : "the job is lost; AwaitProof for it answers NOT_FOUND saying "
+                                  "the journal lost it; its client must resubmit it");
             if (n_bad == cap_bad) {
                 size_t nc = cap_bad ? 2 * cap_bad : 16;
                 uint64_t *nb = realloc(bad, nc * sizeof *nb);
