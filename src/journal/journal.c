@@ -172,13 +172,7 @@ static int db_open(sqlite3 **out, const char *path, bool check, char *msg, size_
     msg[0] = 0;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_extended_result_codes(db, 1);
-        /* grow journal.db 1 MiB at a time: the checkpoint of every request would otherwise
-         * extend it by a page, and each change of size costs a file-system journal commit */
-        int chunk = 1 << 20;
-        sqlite3_file_control(db, "main", SQLITE_FCNTL_CHUNK_SIZE, &chunk);
-    }
+    if (rc == SQLITE_OK) sqlite3_extended_result_codes(db, 1);
     /* EXCLUSIVE before WAL: the wal-index then lives in heap memory, not in a -shm file */
     if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA locking_mode=EXCLUSIVE");
     if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA auto_vacuum=INCREMENTAL");   /* new files */
