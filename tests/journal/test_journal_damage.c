@@ -437,4 +437,61 @@ TEST_T(ack_log_garbled_reported_nothing_lost, 60)
     ASSERT_EQ_U64(o.rep.acks_bad_regions, 0);
     rmrf(dir);
 }
+/* Records deleted on purpose (discarded, expired by count) are never reported lost, across a
+ * process that dies without closing and then the WAL deleted. */
+TEST_T(deleted_on_purpose_never_reported_lost, 60)
+{
+    char dir[256];
+    tmpdir(dir, sizeof dir);
+    const struct journal_options one = {3600 * 1000, 1};   /* keep one result */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct journal *j = NULL;
+        struct cuzk_error err = {0};
+        if (journal_open(&j, dir, &one, NULL, &err)) _exit(2);
+        uint64_t tok[6];
+        for (int i = 0; i < 6; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "d%d", i);
+            if (journal_stage(j, id, 100, 2, (const uint8_t *)"x", 1, &tok[i], &err)) _exit(3);
+        }
+        journal_discard(j, tok[5]);
+        for (int i = 0; i < 3; i++) {
+            struct journal_record r;
+            memset(&r, 0, sizeof r);
+            r.status = JOURNAL_COMPLETED;
+            r.error = "";
+            r.finished_at_ms = (uint64_t)time(NULL) * 1000 + (uint64_t)i;
+            journal_finish(j, tok[i], &r);
+        }
+        _exit(0);
+    }
+    int st;
+    ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* a start expires two of the three results (count 1) and notes them; it dies too */
+    pid = fork();
+    if (pid == 0) {
+        struct journal *j = NULL;
+        struct cuzk_error err = {0};
+        struct journal_report rep;
+        if (journal_open(&j, dir, &one, &rep, &err)) _exit(2);
+        _exit(rep.expired == 2 && rep.lost_jobs == 0 ? 0 : 4);
+    }
+    ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+    ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+    char wal[300];
+    snprintf(wal, sizeof wal, "%s/journal.db-wal", dir);
+    unlink(wal);
+    struct journal *j = NULL;
+    struct cuzk_error err_s = {0}, *err = &err_s;
+    struct journal_report rep;
+    ASSERT_OK(journal_open(&j, dir, &one, &rep, err), err);
+    const struct journal_lost *lost;
+    ASSERT_EQ_U64(journal_lost(j, &lost), 0);
+    ASSERT_EQ_U64(rep.lost_jobs + rep.lost_results, 0);
+    ASSERT_EQ_U64(rep.pending, 2);    /* d3, d4 */
+    ASSERT_EQ_U64(rep.finished, 1);   /* d2, the newest result */
+    journal_close(j);
+    rmrf(dir);
+}
 #endif
