@@ -160,6 +160,9 @@ $(BUILD)/bin/cuzk-daemon: $(DAEMON_OBJ) $(JOURNAL_OBJ) $(SRV_LIB) $(CORE_LIB)
 $(BUILD)/tests/journal/test_journal: $(JOURNAL_OBJ)
 $(BUILD)/tests/journal/test_journal: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/journal/test_journal: TEST_LIBS += $(JOURNAL_OBJ) $(CORE_LIB) $(JOURNAL_LIBS)
+$(BUILD)/tests/journal/test_journal_damage: $(JOURNAL_OBJ)
+$(BUILD)/tests/journal/test_journal_damage: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/journal/test_journal_damage: TEST_LIBS += $(JOURNAL_OBJ) $(CORE_LIB) $(JOURNAL_LIBS)
 $(BUILD)/tests/e2e/test_durable: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon
 $(BUILD)/tests/e2e/test_durable: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1

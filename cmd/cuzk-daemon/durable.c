@@ -304,12 +304,24 @@ void durable_replay(struct durable *d, struct engine *e)
     if (journal_replay(d->j, replay_one, &rp, &err))
         cuzk_log(CLOG_WARN, "journal: replay stopped: %s", err.msg);
     for (size_t i = 0; i < d->n_discard; i++) journal_discard(d->j, d->to_discard[i]);
+    /* jobs the journal acknowledged and lost (damage found at open, records dropped by their
+     * checksum): their clients are told so rather than "unknown id" */
+    const struct journal_lost *lost;
+    size_t n_lost = journal_lost(d->j, &lost);
+    for (size_t i = 0; i < n_lost; i++)
+        if (engine_note_lost(e, lost[i].id, lost[i].finished
+                ? "its finished result was lost to damage found when the daemon last started; "
+                  "the daemon log names it"
+                : "its request was lost to damage found when the daemon last started; the "
+                  "daemon log names it"))
+            cuzk_log(CLOG_WARN, "journal: out of memory noting job=%s as lost", lost[i].id);
     free(d->to_discard);
     d->to_discard = NULL;
     d->n_discard = d->cap_discard = 0;
     cuzk_log(CLOG_INFO, "journal: replayed %s: %u unfinished job(s) re-queued in their original "
-             "order, %u finished result(s) answerable again, %u could not be resumed (FAILED)",
-             journal_path(d->j), rp.requeued, rp.restored, rp.failed);
+             "order, %u finished result(s) answerable again, %u could not be resumed (FAILED), %zu "
+             "lost (NOT_FOUND, saying so)", journal_path(d->j), rp.requeued, rp.restored,
+             rp.failed, n_lost);
 }
 
 /* -------------------------------------------------------------- open/close -- */

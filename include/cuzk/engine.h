@@ -248,6 +248,10 @@ int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
  * Not counted in the proof counters. CUZK_E_BUSY if the id is already known. */
 int engine_restore(struct engine *e, int kind, int priority, const struct engine_result *r,
                    uint64_t finished_ago_ms, struct cuzk_error *err);
+/* A job an earlier process accepted and the daemon's journal lost (journal_lost): while no job
+ * has this id, engine_await and engine_cancel answer CUZK_E_NOT_FOUND saying that the journal
+ * lost it and why, so its client knows to submit it again. CUZK_E_NOMEM. */
+int engine_note_lost(struct engine *e, const char *job_id, const char *why);
 /* Cancel: queued partitions are dropped, running ones finish and are discarded, waiters get
  * CANCELLED. *was_running: a partition was being synthesized or proved. NOT_FOUND if unknown. */
 int engine_cancel(struct engine *e, const char *job_id, bool *was_running,

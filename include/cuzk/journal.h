@@ -62,17 +62,36 @@ struct journal_report {
      * staged but never decided (none: a staged record is replayed) */
     unsigned bad_checksum, superseded, expired;
     unsigned pending, finished;     /* what journal_replay will hand back */
+    /* the comparison with the acknowledgement log (journal.acks, see journal_open) */
+    bool acks_missing;              /* no log beside an existing journal: nothing to compare */
+    unsigned acks_bad_regions;      /* damaged stretches of the log (skipped) */
+    unsigned lost_jobs;             /* acknowledged, unfinished, gone: journal_lost names them */
+    unsigned lost_results;          /* finished, gone with their record: also in journal_lost */
+    unsigned results_undone;        /* a result gone, its request kept: proved again */
+};
+
+/* A job the journal acknowledged and cannot give back (its record is gone). */
+struct journal_lost {
+    uint64_t seq;
+    char id[JOURNAL_ID_MAX];
+    bool finished;                  /* it had finished: its result is what was lost */
 };
 
 /* Open (creating dir and the database if needed) and lock the journal in dir: one process
  * at a time (CUZK_E_BUSY naming the holder's pid otherwise). A torn write-ahead log is
  * recovered by SQLite up to the last committed transaction; a database that SQLite reports
- * corrupt is moved aside (journal.db.corrupt-<unix time>) and its readable records copied
- * into a fresh one; both are logged as warnings naming what was dropped, never fatal.
+ * corrupt (PRAGMA integrity_check) is moved aside (journal.db.corrupt-<unix time>) and its
+ * readable records copied into a fresh one; both are logged as warnings, never fatal. Then
+ * what the database holds is compared with the acknowledgement log (journal.acks, a file of
+ * its own naming every record staged and every record deleted on purpose): each acknowledged
+ * job whose record is gone is logged by id with the count and listed by journal_lost.
  * CUZK_E_IO naming the path when the directory or the database cannot be used at all.
  * report may be NULL. */
 int journal_open(struct journal **out, const char *dir, const struct journal_options *o,
                  struct journal_report *report, struct cuzk_error *err);
+/* The jobs this journal lost (found at open, and records journal_replay dropped by their
+ * checksum): *out is valid until journal_close. */
+size_t journal_lost(const struct journal *j, const struct journal_lost **out);
 /* Checkpoint, return free pages to the file system, unlock, free. NULL is a no-op. */
 void journal_close(struct journal *j);
 const char *journal_path(const struct journal *j);   /* ".../journal.db" */
@@ -84,8 +103,9 @@ const char *journal_path(const struct journal *j);   /* ".../journal.db" */
 typedef int (*journal_replay_fn)(void *ctx, const struct journal_record *r);
 int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cuzk_error *err);
 
-/* Make a new request durable (fsync'd) before it is acknowledged: *token identifies the
- * record. Disk full or an I/O error: CUZK_E_NOMEM naming the journal's path (the request is
+/* Make a new request durable before it is acknowledged: fsync'd in the write-ahead log, noted
+ * in the acknowledgement log (fsync'd) and checkpointed into journal.db, so it survives the
+ * loss or damage of any one of these files. *token identifies the record. Disk full or an I/O error: CUZK_E_NOMEM naming the journal's path (the request is
  * not accepted; nothing already written is touched). */
 int journal_stage(struct journal *j, const char *id, int kind, int priority,
                   const uint8_t *request, size_t request_len, uint64_t *token,

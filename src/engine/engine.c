@@ -142,6 +142,38 @@ static struct job *job_find(struct engine *e, const char *id)
     return NULL;
 }
 
+/* An id engine_note_lost named. */
+struct lost_id {
+    struct lost_id *next;
+    char id[ENGINE_ID_MAX];
+    char why[200];
+};
+
+int engine_note_lost(struct engine *e, const char *job_id, const char *why)
+{
+    struct lost_id *l = calloc(1, sizeof *l);
+    if (!l) return CUZK_E_NOMEM;
+    snprintf(l->id, sizeof l->id, "%s", job_id);
+    snprintf(l->why, sizeof l->why, "%s", why);
+    pthread_mutex_lock(&e->mu);
+    l->next = e->lost;
+    e->lost = l;
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+/* CUZK_E_NOT_FOUND for an id no job has (e->mu held): saying that it was lost when it was. */
+static int not_found(struct engine *e, const char *id, struct cuzk_error *err)
+{
+    for (const struct lost_id *l = e->lost; l; l = l->next)
+        if (!strcmp(l->id, id))
+            return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s': it was accepted, but the "
+                             "daemon's journal lost it (%s); submit it again (the same request "
+                             "id starts it anew)", id, l->why);
+    return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s' (unknown, or its result was "
+                     "dropped after [daemon] result_retention)", id);
+}
+
 static void job_unhash(struct engine *e, struct job *j)
 {
     for (struct job **pp = &e->buckets[id_hash(j->id)]; *pp; pp = &(*pp)->hnext)
@@ -451,9 +483,9 @@ int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,
     pthread_mutex_lock(&e->mu);
     struct job *j = job_find(e, job_id);
     if (!j) {
+        int rc = not_found(e, job_id, err);
         pthread_mutex_unlock(&e->mu);
-        return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s' (unknown, or its result "
-                         "was dropped after [daemon] result_retention)", job_id);
+        return rc;
     }
     j->refs++;
     struct timespec dl;
@@ -508,8 +540,9 @@ int engine_cancel(struct engine *e, const char *job_id, bool *was_running,
     pthread_mutex_lock(&e->mu);
     struct job *j = job_find(e, job_id);
     if (!j) {
+        int rc = not_found(e, job_id, err);
         pthread_mutex_unlock(&e->mu);
-        return cuzk_fail(err, CUZK_E_NOT_FOUND, "no job with id '%s'", job_id);
+        return rc;
     }
     if (j->state != JOB_DONE) {
         *was_running = j->parts_running > 0;
@@ -1255,6 +1288,10 @@ void engine_free(struct engine *e)
     }
     srs_free_all(e);
     engine_aggregate_free(e);
+    for (struct lost_id *l; (l = e->lost);) {
+        e->lost = l->next;
+        free(l);
+    }
     pthread_mutex_destroy(&e->agg_mu);
     if (e->be.ops->host_pinned) {   /* the figure beside the process's peak resident set */
         uint64_t now = 0, peak = 0;

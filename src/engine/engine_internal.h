@@ -321,6 +321,8 @@ struct engine {
     /* the inner-product SRS for aggregation (aggregate.c), loaded once on first use */
     pthread_mutex_t agg_mu;
     struct agg_srs *agg_srs;
+    /* ids the daemon's journal acknowledged and lost (engine_note_lost), newest first */
+    struct lost_id *lost;
 };
 
 /* The bit of every device (vram_mask, dev_mask). */

@@ -22,6 +22,8 @@
 
 #include "cuzk/journal.h"
 #include "cuzk/log.h"
+#include "acklog.h"
+#include "walscan.h"
 
 #define SCHEMA_VERSION 2   /* 2: the aggregate column */
 #define CHECKPOINT_BYTES (16ull << 20)   /* the WAL is folded into the database past this */
@@ -39,11 +41,15 @@ struct journal {
     pthread_mutex_t qmu;             /* the queue of results only */
     struct pending_finish *q_head, *q_tail;
     sqlite3 *db;
-    sqlite3_stmt *st_insert, *st_finish, *st_get, *st_discard, *st_sync_full, *st_sync_normal;
+    sqlite3_stmt *st_insert, *st_finish, *st_get, *st_discard;
     struct journal_options opt;
     int lock_fd;
     uint64_t last_maintain_ms;
-    char dir[512], path[540], wal[560], lock[560];
+    struct acks *acks;               /* the acknowledgement log (acklog.h) */
+    struct journal_lost *lost;       /* acknowledged jobs this journal lost (journal_lost) */
+    size_t n_lost, cap_lost;
+    struct acks_read acks_read;      /* what the log said at open (until the replay ends) */
+    char dir[512], path[540], wal[560], lock[560], acks_path[560];
 };
 
 static uint64_t unix_ms(void)
@@ -100,95 +106,6 @@ static bool record_sum(uint8_t out[32], const struct journal_record *r)
     bool ok = EVP_DigestFinal_ex(s.c, out, &n) && n == 32;
     EVP_MD_CTX_free(s.c);
     return ok;
-}
-
-/* ------------------------------------------------------ write-ahead log scan -- */
-
-/* Read the WAL the way SQLite's recovery will (https://sqlite.org/fileformat2.html#walformat):
- * frames count while their salts match the header and their cumulative checksums hold; the
- * log ends at the last commit frame before the first frame that does not. Done before
- * SQLite opens the database, so the warning can say what its recovery is about to drop:
- * a frame with the header's salts but a wrong checksum, or a partial frame, is damage
- * (torn or garbled); a frame with other salts is a leftover of an earlier log generation
- * (normal); valid frames after the last commit are a transaction that never committed. */
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static void wal_cksum(bool big, const uint8_t *d, size_t n, uint32_t *s0, uint32_t *s1)
-{
-    for (size_t i = 0; i + 8 <= n; i += 8) {
-        uint32_t x0, x1;
-        if (big) { x0 = be32(d + i); x1 = be32(d + i + 4); }
-        else {
-            x0 = (uint32_t)d[i] | (uint32_t)d[i + 1] << 8 | (uint32_t)d[i + 2] << 16 | (uint32_t)d[i + 3] << 24;
-            x1 = (uint32_t)d[i + 4] | (uint32_t)d[i + 5] << 8 | (uint32_t)d[i + 6] << 16 | (uint32_t)d[i + 7] << 24;
-        }
-        *s0 += x0 + *s1;
-        *s1 += x1 + *s0;
-    }
-}
-
-static void wal_scan(const char *path, struct journal_report *r)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size == 0) { close(fd); return; }
-    r->wal_size = (uint64_t)st.st_size;
-    uint8_t h[32];
-    if (pread(fd, h, 32, 0) != 32) {                 /* a torn header: the whole log is void */
-        r->wal_damaged = true;
-        close(fd);
-        return;
-    }
-    uint32_t magic = be32(h), psz = be32(h + 8);
-    bool big = magic == 0x377f0683;
-    uint32_t s0 = 0, s1 = 0;
-    wal_cksum(big, h, 24, &s0, &s1);
-    if ((magic != 0x377f0682 && !big) || psz < 512 || psz > 65536 || (psz & (psz - 1)) ||
-        s0 != be32(h + 24) || s1 != be32(h + 28)) {
-        r->wal_damaged = true;
-        close(fd);
-        return;
-    }
-    size_t fsz = 24 + (size_t)psz;
-    uint8_t *f = malloc(fsz);
-    if (!f) { close(fd); return; }
-    uint64_t off = 32, last_commit_end = 32;
-    bool damaged = false;
-    for (;;) {
-        ssize_t got = pread(fd, f, fsz, (off_t)off);
-        if (got <= 0) break;                                   /* clean end */
-        if ((size_t)got < fsz) { damaged = true; break; }      /* a partial frame: torn */
-        if (memcmp(f + 8, h + 16, 8)) {
-            /* Both salts differ: a frame of an earlier generation of the log (SQLite restarts
-             * the log with salt-1 + 1 and a new random salt-2), not damage. One differs: a
-             * garbled salt. (This journal truncates the log at every checkpoint, so earlier
-             * generations should not even be there.) */
-            damaged = !memcmp(f + 8, h + 16, 4) || !memcmp(f + 12, h + 20, 4);
-            break;
-        }
-        uint32_t c0 = s0, c1 = s1;
-        wal_cksum(big, f, 8, &c0, &c1);
-        wal_cksum(big, f + 24, psz, &c0, &c1);
-        if (c0 != be32(f + 16) || c1 != be32(f + 20)) { damaged = true; break; }
-        s0 = c0;
-        s1 = c1;
-        off += fsz;
-        if (be32(f + 4)) last_commit_end = off;
-    }
-    r->wal_uncommitted = (unsigned)((off - last_commit_end) / fsz);
-    if (damaged) {
-        r->wal_damaged = true;
-        r->wal_damage_offset = off;
-        /* commit frames of this generation from the damaged one on: transactions that had
-         * committed and are dropped with it (their checksums cannot be checked any more) */
-        for (uint64_t o = off; pread(fd, f, fsz, (off_t)o) == (ssize_t)fsz; o += fsz)
-            if (!memcmp(f + 8, h + 16, 8) && be32(f + 4)) r->wal_lost_commits++;
-    }
-    free(f);
-    close(fd);
 }
 
 /* ------------------------------------------------------------ SQLite plumbing -- */
@@ -271,7 +188,13 @@ static int db_open(sqlite3 **out, const char *path, bool check, char *msg, size_
         sqlite3_finalize(st);
         st = NULL;
     }
-    if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA synchronous=FULL");
+    /* NORMAL: a commit is not fsync'd; what makes a request durable is the checkpoint that
+     * journal_stage runs before it returns (it fsyncs the WAL, then journal.db). The level is
+     * set once here: a PRAGMA synchronous takes effect when it is prepared, not when it runs,
+     * so prepared statements cannot switch it back and forth. */
+    if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA synchronous=NORMAL");
+    /* a large request leaves a WAL as large; cut it back after the checkpoint that empties it */
+    if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA journal_size_limit=4194304");
     /* checkpoints are run by journal_stage, outside the engine's lock (never by a commit) */
     if (rc == SQLITE_OK) rc = exec1(db, "PRAGMA wal_autocheckpoint=0");
     int version = 0;
@@ -291,14 +214,16 @@ static int db_open(sqlite3 **out, const char *path, bool check, char *msg, size_
     if (rc == SQLITE_OK && version < 2) rc = exec1(db, "ALTER TABLE jobs ADD COLUMN aggregate BLOB");
     if (rc == SQLITE_OK && version < SCHEMA_VERSION) rc = exec1(db, "PRAGMA user_version=2");
     if (rc == SQLITE_OK && check) {
-        /* SQLite checksums WAL frames but not database pages: look at every page once */
-        rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
+        /* SQLite checksums WAL frames but not database pages: look at every page once, and
+         * at every index entry against its row (quick_check skips that: a damaged index
+         * answers lookups by id wrongly while the table reads fine) */
+        rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
         if (rc == SQLITE_OK) {
             rc = sqlite3_step(st);
             if (rc == SQLITE_ROW) {
                 const char *res = (const char *)sqlite3_column_text(st, 0);
                 if (res && strcmp(res, "ok")) {
-                    snprintf(msg, cap, "quick_check: %s", res);
+                    snprintf(msg, cap, "integrity_check: %s", res);
                     rc = SQLITE_CORRUPT;
                 } else {
                     rc = SQLITE_OK;
@@ -330,9 +255,6 @@ static int prepare_all(struct journal *j)
         &j->st_get, NULL);
     if (!rc) rc = sqlite3_prepare_v2(j->db, "DELETE FROM jobs WHERE seq = ?1 AND finished = 0",
                                      -1, &j->st_discard, NULL);
-    if (!rc) rc = sqlite3_prepare_v2(j->db, "PRAGMA synchronous=FULL", -1, &j->st_sync_full, NULL);
-    if (!rc) rc = sqlite3_prepare_v2(j->db, "PRAGMA synchronous=NORMAL", -1, &j->st_sync_normal,
-                                     NULL);
     return rc;
 }
 
@@ -385,35 +307,76 @@ static bool row_ok(sqlite3_stmt *st, const struct journal_record *r, const uint8
 
 /* ---------------------------------------------------------- maintenance -- */
 
-/* Results past the retention go; free pages go back to the file system; the WAL is folded
- * into the database when it grew (mu held). */
+/* Fold the write-ahead log into journal.db and empty it (mu held). The acknowledgement log is
+ * made durable first: a deletion reaches journal.db only through a checkpoint, so every
+ * deletion journal.db shows has its 'D' entry on disk (acklog.h). Returns an SQLite code. */
+static int checkpoint(struct journal *j)
+{
+    int e = j->acks ? acks_sync(j->acks) : 0;   /* none yet: at open, before it is written */
+    if (e)
+        cuzk_log(CLOG_WARN, "journal %s: cannot sync %s: %s", j->path, j->acks_path, strerror(e));
+    /* PASSIVE, not TRUNCATE: no other connection exists (EXCLUSIVE), so it copies every frame;
+     * the next transaction then rewrites the WAL from its start in place, which spares the
+     * truncation and its fsync on every request */
+    int n_log = 0, n_done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
+    return rc == SQLITE_OK && n_log != n_done ? SQLITE_BUSY : rc;
+}
+
+/* Note a record deleted on purpose in the acknowledgement log, before the deletion runs
+ * (mu held; sync: make it durable now). */
+static void note_deleted(struct journal *j, uint64_t seq, const char *id, bool sync)
+{
+    int e = acks_append(j->acks, 'D', seq, id, sync);
+    if (e)
+        cuzk_log(CLOG_WARN, "journal %s: cannot note the deletion of record %" PRIu64 " in %s: "
+                 "%s (the next start may report job '%s' lost although it was deleted on "
+                 "purpose)", j->path, seq, j->acks_path, strerror(e), id);
+}
+
+#define EXPIRED_WHERE "finished = 1 AND (finished_at < ?1 OR seq NOT IN (SELECT seq FROM jobs " \
+    "WHERE finished = 1 ORDER BY finished_at DESC, seq DESC LIMIT ?2))"
+
+/* Results past the retention go (noted in the acknowledgement log first); free pages go back
+ * to the file system; the acknowledgement log is rewritten when it has grown (mu held). */
 static void maintain(struct journal *j, bool force, unsigned *expired)
 {
     uint64_t now = unix_ms();
     struct stat st;
-    if (stat(j->wal, &st) == 0 && (uint64_t)st.st_size > CHECKPOINT_BYTES)
-        sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (stat(j->wal, &st) == 0 && (uint64_t)st.st_size > CHECKPOINT_BYTES) checkpoint(j);
     if (!force && now - j->last_maintain_ms < MAINTAIN_EVERY_MS) return;
     j->last_maintain_ms = now;
-    sqlite3_stmt *st1 = NULL, *st2 = NULL;
+    sqlite3_stmt *sel = NULL, *del = NULL;
     int n = 0;
-    if (!sqlite3_prepare_v2(j->db, "DELETE FROM jobs WHERE finished = 1 AND finished_at < ?1",
-                            -1, &st1, NULL)) {
-        sqlite3_bind_int64(st1, 1, (sqlite3_int64)(now > j->opt.retention_ms
-                                                    ? now - j->opt.retention_ms : 0));
-        if (sqlite3_step(st1) == SQLITE_DONE) n += sqlite3_changes(j->db);
+    sqlite3_int64 before = (sqlite3_int64)(now > j->opt.retention_ms ? now - j->opt.retention_ms : 0);
+    if (!sqlite3_prepare_v2(j->db, "SELECT seq, id FROM jobs WHERE " EXPIRED_WHERE, -1, &sel, NULL) &&
+        !sqlite3_prepare_v2(j->db, "DELETE FROM jobs WHERE " EXPIRED_WHERE, -1, &del, NULL)) {
+        sqlite3_bind_int64(sel, 1, before);
+        sqlite3_bind_int64(sel, 2, (sqlite3_int64)j->opt.retention_count);
+        unsigned noted = 0;
+        while (sqlite3_step(sel) == SQLITE_ROW) {
+            const char *id = (const char *)sqlite3_column_text(sel, 1);
+            note_deleted(j, (uint64_t)sqlite3_column_int64(sel, 0), id ? id : "", false);
+            noted++;
+        }
+        if (noted) acks_sync(j->acks);
+        sqlite3_bind_int64(del, 1, before);
+        sqlite3_bind_int64(del, 2, (sqlite3_int64)j->opt.retention_count);
+        if (sqlite3_step(del) == SQLITE_DONE) n += sqlite3_changes(j->db);
     }
-    if (!sqlite3_prepare_v2(j->db,
-            "DELETE FROM jobs WHERE finished = 1 AND seq NOT IN (SELECT seq FROM jobs WHERE "
-            "finished = 1 ORDER BY finished_at DESC, seq DESC LIMIT ?1)", -1, &st2, NULL)) {
-        sqlite3_bind_int64(st2, 1, (sqlite3_int64)j->opt.retention_count);
-        if (sqlite3_step(st2) == SQLITE_DONE) n += sqlite3_changes(j->db);
-    }
-    sqlite3_finalize(st1);
-    sqlite3_finalize(st2);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(del);
     rollback_if_open(j->db);
     if (expired) *expired += (unsigned)n;
     exec1(j->db, "PRAGMA incremental_vacuum");
+    /* the log holds an entry per event; rewritten from the records once it is mostly history */
+    if (j->acks && acks_grown(j->acks) > (64u << 10) + 2 * acks_base(j->acks) &&
+        checkpoint(j) == SQLITE_OK) {
+        int e = acks_rewrite(&j->acks, j->acks_path, j->db);
+        if (e)
+            cuzk_log(CLOG_WARN, "journal %s: cannot rewrite %s: %s (appending goes on)", j->path,
+                     j->acks_path, strerror(e));
+    }
 }
 
 /* ----------------------------------------------------------------- results -- */
@@ -461,11 +424,12 @@ static void do_finish(struct journal *j, uint64_t token, const struct journal_re
     sqlite3_bind_blob(u, 11, sum, 32, SQLITE_STATIC);
     if (r.aggregate_len) sqlite3_bind_blob64(u, 12, r.aggregate, r.aggregate_len, SQLITE_STATIC);
     else sqlite3_bind_null(u, 12);
-    run_stmt(j->st_sync_normal);
     rc = sqlite3_step(u);
     sqlite3_reset(u);
     sqlite3_clear_bindings(u);
-    run_stmt(j->st_sync_full);
+    /* not synced: made durable with the next checkpoint, which is what makes the result durable
+     * in journal.db (an 'F' whose result a lost WAL took is how the next start can say so) */
+    if (rc == SQLITE_DONE) acks_append(j->acks, 'F', token, r.id, false);
     if (rc != SQLITE_DONE) {
         rollback_if_open(j->db);
         cuzk_log(CLOG_WARN, "journal %s: cannot write the result of job %s: %s; it is answered "
@@ -572,7 +536,7 @@ int journal_stage(struct journal *j, const char *id, int kind, int priority,
     sqlite3_bind_blob64(s, 4, request_len ? (const void *)request : "", request_len, SQLITE_STATIC);
     sqlite3_bind_int64(s, 5, (sqlite3_int64)r.accepted_at_ms);
     sqlite3_bind_blob(s, 6, sum, 32, SQLITE_STATIC);
-    int rc = sqlite3_step(s);   /* synchronous=FULL: the WAL is fsync'd before this returns */
+    int rc = sqlite3_step(s);   /* in the WAL, not yet fsync'd (the checkpoint below does) */
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
     int out = CUZK_OK;
@@ -581,8 +545,29 @@ int journal_stage(struct journal *j, const char *id, int kind, int priority,
         out = fail_db(j, j->db, rc, err, "cannot record the request");
         cuzk_fail_prefix(err, out, "not accepted");
     } else {
-        *token = (uint64_t)sqlite3_last_insert_rowid(j->db);
-        maintain(j, false, NULL);
+        uint64_t seq = (uint64_t)sqlite3_last_insert_rowid(j->db);
+        /* Before it is acknowledged: the checkpoint puts it into journal.db (fsync'd), then
+         * the acknowledgement log names it (fsync'd), so no single damaged file can take it
+         * and a start that finds it missing can say so (docs/decisions.md). */
+        const char *what = "fold the write-ahead log into the database";
+        rc = checkpoint(j);
+        int e = 0;
+        if (rc == SQLITE_OK) {
+            what = "note the request in the acknowledgement log";
+            e = acks_append(j->acks, 'A', seq, r.id, true);
+        }
+        if (rc != SQLITE_OK || e) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", rc != SQLITE_OK ? sqlite3_errmsg(j->db) : strerror(e));
+            sqlite3_bind_int64(j->st_discard, 1, (sqlite3_int64)seq);
+            run_stmt(j->st_discard);
+            bool full = (rc & 0xff) == SQLITE_FULL || (rc & 0xff) == SQLITE_IOERR || e == ENOSPC;
+            out = cuzk_fail(err, full ? CUZK_E_NOMEM : CUZK_E_IO, "not accepted: journal %s: "
+                            "cannot %s: %s", j->path, what, why);
+        } else {
+            *token = seq;
+            maintain(j, false, NULL);
+        }
     }
     jr_release(j);
     return out;
@@ -592,11 +577,15 @@ void journal_discard(struct journal *j, uint64_t token)
 {
     if (!j || !token) return;
     jr_lock(j);
+    sqlite3_bind_int64(j->st_get, 1, (sqlite3_int64)token);
+    if (sqlite3_step(j->st_get) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(j->st_get, 0);
+        note_deleted(j, token, id ? id : "", true);
+    }
+    sqlite3_reset(j->st_get);
     sqlite3_bind_int64(j->st_discard, 1, (sqlite3_int64)token);
-    run_stmt(j->st_sync_normal);
     int rc = sqlite3_step(j->st_discard);
     sqlite3_reset(j->st_discard);
-    run_stmt(j->st_sync_full);
     if (rc != SQLITE_DONE) {
         rollback_if_open(j->db);
         cuzk_log(CLOG_WARN, "journal %s: cannot delete record %" PRIu64 " of a request that was "
@@ -604,6 +593,37 @@ void journal_discard(struct journal *j, uint64_t token)
                  sqlite3_errmsg(j->db));
     }
     jr_release(j);
+}
+
+/* ------------------------------------------------------------ lost jobs -- */
+
+/* Record seq as lost (mu held or single-threaded open). The id the acknowledgement log gave it
+ * is preferred: the one the record holds may be the garbled part. */
+static void lost_add(struct journal *j, uint64_t seq, const char *id, bool finished)
+{
+    const struct acks_read *rd = &j->acks_read;
+    for (size_t lo = 0, hi = rd->n; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rd->e[mid].seq == seq) { if (rd->e[mid].id[0]) id = rd->e[mid].id; break; }
+        if (rd->e[mid].seq < seq) lo = mid + 1; else hi = mid;
+    }
+    if (j->n_lost == j->cap_lost) {
+        size_t nc = j->cap_lost ? 2 * j->cap_lost : 16;
+        struct journal_lost *nl = realloc(j->lost, nc * sizeof *nl);
+        if (!nl) return;
+        j->lost = nl;
+        j->cap_lost = nc;
+    }
+    struct journal_lost *l = &j->lost[j->n_lost++];
+    l->seq = seq;
+    l->finished = finished;
+    snprintf(l->id, sizeof l->id, "%s", id);
+}
+
+size_t journal_lost(const struct journal *j, const struct journal_lost **out)
+{
+    *out = j->lost;
+    return j->n_lost;
 }
 
 /* ---------------------------------------------------------------- replay -- */
@@ -630,20 +650,24 @@ int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cu
             cuzk_log(CLOG_WARN, "journal %s: record %" PRIu64 " (job '%s', %s) does not match its "
                      "checksum (garbled on disk); dropped: %s", j->path, r.seq, r.id,
                      r.finished ? "finished" : "unfinished",
-                     r.finished ? "AwaitProof for it answers NOT_FOUND"
-                                : "the job is lost; its client must resubmit it");
+                     r.finished ? "its result is lost; AwaitProof for it answers NOT_FOUND saying "
+                                  "the journal lost it"
+                                : "the job is lost; AwaitProof for it answers NOT_FOUND saying "
+                                  "the journal lost it; its client must resubmit it");
             if (n_bad == cap_bad) {
                 size_t nc = cap_bad ? 2 * cap_bad : 16;
                 uint64_t *nb = realloc(bad, nc * sizeof *nb);
                 if (nb) { bad = nb; cap_bad = nc; }
             }
             if (n_bad < cap_bad) bad[n_bad++] = r.seq;
+            lost_add(j, r.seq, r.id, r.finished);
+            note_deleted(j, r.seq, r.id, true);
             continue;
         }
         if ((out = fn(ctx, &r)) != 0) break;
     }
     if (!out && rc != SQLITE_DONE) {
-        /* quick_check passed at open, so this is new damage or an I/O error: what was read
+        /* integrity_check passed at open, so this is new damage or an I/O error: what was read
          * has been replayed; the rest stays on disk for the next start */
         cuzk_log(CLOG_WARN, "journal %s: reading the records stopped early: %s; the records "
                  "after the last one replayed are kept for the next start", j->path,
@@ -659,6 +683,8 @@ int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cu
         sqlite3_finalize(d);
     }
     free(bad);
+    free(j->acks_read.e);   /* lost_add has used it for the last time */
+    memset(&j->acks_read, 0, sizeof j->acks_read);
     jr_release(j);
     if (out && err && !err->msg[0]) cuzk_fail(err, out, "journal replay stopped (code %d)", out);
     return out;
@@ -815,10 +841,11 @@ static void journal_free(struct journal *j)
     sqlite3_finalize(j->st_finish);
     sqlite3_finalize(j->st_get);
     sqlite3_finalize(j->st_discard);
-    sqlite3_finalize(j->st_sync_full);
-    sqlite3_finalize(j->st_sync_normal);
     if (j->db) sqlite3_close(j->db);
     if (j->lock_fd >= 0) close(j->lock_fd);
+    acks_close(j->acks);
+    free(j->acks_read.e);
+    free(j->lost);
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->qmu);
     free(j);
@@ -832,6 +859,71 @@ static unsigned count_where(sqlite3 *db, const char *sql)
         n = (unsigned)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+/* Compare the database with the acknowledgement log, report and list what is lost, then
+ * rewrite the log from the database (open, single-threaded). CUZK_E_IO when the log cannot be
+ * written: the journal could not keep its promise. */
+static int compare_acks(struct journal *j, struct journal_report *rep, struct cuzk_error *err)
+{
+    const struct acks_read *rd = &j->acks_read;
+    const char *why = rep->moved_aside ? "journal.db was damaged and moved aside"
+                    : rep->wal_damaged ? "its write-ahead log was damaged"
+                    : "journal.db or its write-ahead log was deleted, cut or replaced";
+    if (!rd->existed && !rep->created) {
+        rep->acks_missing = true;
+        cuzk_log(CLOG_WARN, "journal %s: no acknowledgement log %s beside it (the first start of "
+                 "a cuzk that writes one, or it was deleted): a job lost to damage cannot be "
+                 "counted at this start; it is written now", j->path, j->acks_path);
+    }
+    if (rd->bad_regions) {
+        rep->acks_bad_regions = rd->bad_regions;
+        cuzk_log(CLOG_WARN, "journal %s: the acknowledgement log %s is damaged (%u stretch(es), "
+                 "%" PRIu64 " of %" PRIu64 " bytes, the first at byte %" PRIu64 "; skipped); the "
+                 "records it still names are compared below and it is rewritten from the journal",
+                 j->path, j->acks_path, rd->bad_regions, rd->bad_bytes, rd->size,
+                 rd->first_bad_offset);
+    }
+    struct acks_diff d;
+    int e = rd->existed ? acks_compare(rd, j->db, &d) : (memset(&d, 0, sizeof d), 0);
+    if (e) {
+        cuzk_log(CLOG_WARN, "journal %s: cannot compare it with %s: %s", j->path, j->acks_path,
+                 strerror(e));
+        memset(&d, 0, sizeof d);
+    }
+    unsigned acked = 0;
+    for (size_t i = 0; i < rd->n; i++) acked += rd->e[i].acked && !rd->e[i].deleted;
+    for (size_t i = 0; i < d.n_lost; i++) {
+        lost_add(j, d.lost[i].seq, d.lost[i].id, d.lost[i].finished);
+        if (d.lost[i].finished) rep->lost_results++; else rep->lost_jobs++;
+    }
+    char head[900];
+    if (d.n_lost) {
+        snprintf(head, sizeof head, "journal %s: %zu of %u acknowledged job(s) LOST (%u "
+                 "unfinished, %u with a finished result): %s", j->path, d.n_lost, acked,
+                 rep->lost_jobs, rep->lost_results, why);
+        acks_log_ids(CLOG_ERROR, head, d.lost, d.n_lost, "AwaitProof and CancelProof for them "
+                     "answer NOT_FOUND saying the journal lost them: their clients must submit "
+                     "them again (the same request id starts them anew)");
+    }
+    if (d.n_undone) {
+        rep->results_undone = (unsigned)d.n_undone;
+        snprintf(head, sizeof head, "journal %s: %zu finished result(s) lost (%s), their "
+                 "requests kept", j->path, d.n_undone, why);
+        acks_log_ids(CLOG_WARN, head, d.undone, d.n_undone, "these jobs are proved again");
+    }
+    if (rd->existed && (rep->wal_damaged || rep->moved_aside) && !d.n_lost)
+        cuzk_log(CLOG_WARN, "journal %s: compared with %s: all %u acknowledged job(s) are still "
+                 "held; none is lost", j->path, j->acks_path, acked);
+    free(d.lost);
+    free(d.undone);
+    /* the database is what is trusted from now on: the log restarts from it, checkpointed */
+    checkpoint(j);
+    if ((e = acks_rewrite(&j->acks, j->acks_path, j->db)))
+        return cuzk_fail(err, CUZK_E_IO, "journal %s: cannot write the acknowledgement log %s: %s "
+                         "(the state directory must be writable)", j->path, j->acks_path,
+                         strerror(e));
+    return CUZK_OK;
 }
 
 int journal_open(struct journal **out, const char *dir, const struct journal_options *o,
@@ -853,7 +945,13 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
     snprintf(j->path, sizeof j->path, "%s/%s", dir, JOURNAL_FILE);
     snprintf(j->wal, sizeof j->wal, "%s-wal", j->path);
     snprintf(j->lock, sizeof j->lock, "%s/journal.lock", dir);
+    snprintf(j->acks_path, sizeof j->acks_path, "%s/%s", dir, ACKS_FILE);
     if ((rc = take_lock(j, err))) { journal_free(j); return rc; }
+    int e = acks_load(j->acks_path, &j->acks_read);
+    if (e)
+        cuzk_log(CLOG_WARN, "journal %s: cannot read %s: %s; what was acknowledged cannot be "
+                 "compared with what the journal holds at this start", j->path, j->acks_path,
+                 strerror(e));
 
     struct stat st;
     rep->created = stat(j->path, &st) != 0;
@@ -861,16 +959,15 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
     if (rep->wal_damaged && rep->wal_lost_commits)
         cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s is damaged at byte %" PRIu64 " of %"
                  PRIu64 " (garbled on disk); SQLite keeps the transactions before that point and "
-                 "drops the rest, which holds %u committed transaction(s): a result among them is "
-                 "proved again; a request accepted there is unknown after this start (AwaitProof "
-                 "answers NOT_FOUND; its client must resubmit it)", j->path, j->wal,
+                 "drops the rest, which holds %u committed transaction(s) (what they cost is "
+                 "compared with the acknowledgement log below)", j->path, j->wal,
                  rep->wal_damage_offset, rep->wal_size, rep->wal_lost_commits);
     else if (rep->wal_damaged)
         cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s ends in a torn or unfinished "
                  "transaction (bytes %" PRIu64 " to %" PRIu64 "): a write that did not complete "
                  "(the process or the machine died mid-write, or the write failed, e.g. disk "
-                 "full); SQLite drops it. A request is acknowledged only once its transaction is "
-                 "on disk, so none is lost with it; a result written there is proved again",
+                 "full); SQLite drops it (what it costs is compared with the acknowledgement log "
+                 "below)",
                  j->path, j->wal, rep->wal_damage_offset, rep->wal_size);
     else if (rep->wal_uncommitted)
         cuzk_log(CLOG_INFO, "journal %s: the last transaction in the write-ahead log (%u "
@@ -918,6 +1015,8 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
         journal_free(j);
         return err ? err->code : CUZK_E_IO;
     }
+    /* What the database holds against what was acknowledged, before anything is deleted */
+    if (compare_acks(j, rep, err)) { journal_free(j); return err ? err->code : CUZK_E_IO; }
     /* One record per id: the live one (unfinished, or completed: the oldest, which requests
      * with the same id joined), else the newest failed/cancelled one. Others are leftovers
      * of a crash between recording a request and learning that it joined an existing job. */
@@ -929,6 +1028,7 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
         rep->superseded = (unsigned)sqlite3_changes(j->db);
     sqlite3_finalize(d);
     maintain(j, true, &rep->expired);
+    checkpoint(j);   /* journal.db holds everything from here on (salvaged records too) */
     rep->pending = count_where(j->db, "SELECT count(*) FROM jobs WHERE finished = 0");
     rep->finished = count_where(j->db, "SELECT count(*) FROM jobs WHERE finished = 1");
     cuzk_log(CLOG_INFO, "journal %s: %s; %u unfinished job(s) to re-queue, %u finished result(s) "
@@ -948,6 +1048,7 @@ void journal_close(struct journal *j)
         free(p);
     }
     exec1(j->db, "PRAGMA incremental_vacuum");
+    checkpoint(j);
     sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     pthread_mutex_unlock(&j->mu);
     journal_free(j);

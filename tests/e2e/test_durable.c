@@ -5,7 +5,9 @@
  * random byte; a SIGTERM drain then a restart (nothing replayed twice, only partitions on a
  * prover counted as running); a resubmitted id joining its replayed job; disk full (a tiny
  * tmpfs: RESOURCE_EXHAUSTED naming the path, nothing accepted lost); one daemon per state_dir;
- * a 2 KiB PoRep job across kill -9 (shared parameter fixture). "Exactly once" is read from
+ * a 2 KiB PoRep job across kill -9 (shared parameter fixture); after kill -9 the write-ahead log
+ * deleted (nothing acknowledged lost) or journal.db and its WAL deleted (every id named in the
+ * log with exact counts, AwaitProof answering NOT_FOUND saying the journal lost it). "Exactly once" is read from
  * the daemons' logs: a job's result is journaled before its "proof completed" line is written,
  * so across the two runs each id must have exactly one such line. */
 #include "test.h"
@@ -271,6 +273,21 @@ TEST_T(kill9_during_batch_every_job_completes_once, 600)
     h_cleanup(&d);
 }
 
+/* The end of the last frame of the WAL's current generation (frames carrying the header's
+ * salts). */
+static off_t wal_current_end(const char *wal)
+{
+    int fd = open(wal, O_RDONLY);
+    ASSERT_MSG(fd >= 0, "no write-ahead log at %s", wal);
+    uint8_t h[32], f[24];
+    ASSERT(pread(fd, h, 32, 0) == 32);
+    off_t end = 32;
+    for (off_t o = 32; pread(fd, f, 24, o) == 24 && !memcmp(f + 8, h + 16, 8); o += 24 + 4096)
+        end = o + 24 + 4096;
+    close(fd);
+    return end;
+}
+
 TEST_T(kill9_then_torn_journal_tail, 600)
 {
     struct daemon d;
@@ -281,14 +298,16 @@ TEST_T(kill9_then_torn_journal_tail, 600)
     static uint8_t early[3][N_PARTS * 192];
     char *log1 = batch_then_kill(&d, 3, early);
     /* tear the journal's last record: cut its write-ahead log at a random byte of the last
-     * frame (the last transaction: the result of the last job that completed) */
+     * frame of its current generation (the last transaction: the result of the last job that
+     * completed; frames of the generation before, already in journal.db, may follow it) */
     char wal[400];
     snprintf(wal, sizeof wal, "%s/cuzk.sock.state/journal.db-wal", d.dir);
-    struct stat st;
-    ASSERT_MSG(stat(wal, &st) == 0 && st.st_size > 32 + 4120, "no write-ahead log at %s", wal);
-    off_t at = st.st_size - 1 - (off_t)(cuzk_rng_u64(test_rng()) % 4120);
+    off_t end = wal_current_end(wal);
+    ASSERT_MSG(end >= 32 + 4120, "no result in the write-ahead log at %s", wal);
+    off_t at = end - 1 - (off_t)(cuzk_rng_u64(test_rng()) % 4120);
     ASSERT(truncate(wal, at) == 0);
-    printf("write-ahead log cut at byte %lld of %lld\n", (long long)at, (long long)st.st_size);
+    printf("write-ahead log cut at byte %lld (its current frames end at %lld)\n", (long long)at,
+           (long long)end);
     h_start_or_fail(&d, cfg_text, 60);
     char *log2 = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log2, "ends in a torn or unfinished transaction");
@@ -296,6 +315,92 @@ TEST_T(kill9_then_torn_journal_tail, 600)
     /* the torn result is the only thing lost: that job is proved again, once */
     check_after_restart(&d, &k, log1, 0, early, 1);
     /* the jobs awaited before the crash whose results survived answer the same proof */
+    free(log1);
+    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_cleanup(&d);
+}
+
+/* kill -9, then the write-ahead log deleted (issue 49: it was the only copy of every record):
+ * every request was checkpointed into journal.db before it was acknowledged, so none is lost;
+ * results that were in the WAL only are named and proved again, each at most once more. */
+TEST_T(kill9_then_wal_deleted_nothing_lost, 600)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct vkit k;
+    vkit_make(&k, d.dir, N_CONS);
+    static uint8_t early[3][N_PARTS * 192];
+    char *log1 = batch_then_kill(&d, 3, early);
+    char wal[400];
+    snprintf(wal, sizeof wal, "%s/cuzk.sock.state/journal.db-wal", d.dir);
+    ASSERT(unlink(wal) == 0);
+    h_start_or_fail(&d, cfg_text, 60);
+    char *log2 = h_slurp(d.err_path);
+    ASSERT_MSG(!strstr(log2, "LOST"), "a job reported lost:\n%s", log2);
+    ASSERT_STR_CONTAINS(log2, "0 lost (NOT_FOUND");
+    free(log2);
+    check_after_restart(&d, &k, log1, 0, early, 3);
+    free(log1);
+    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_cleanup(&d);
+}
+
+/* kill -9, then journal.db and its WAL are gone (a lost disk copy): the restart names every
+ * acknowledged job as lost, with the exact counts, and AwaitProof for one answers NOT_FOUND
+ * saying the journal lost it; resubmitted under the same id it completes. */
+TEST_T(kill9_then_database_lost_ids_answer_not_found, 300)
+{
+    struct daemon d;
+    memset(&d, 0, sizeof d);
+    h_tmpdir(d.dir, sizeof d.dir);
+    struct vkit k;
+    vkit_make(&k, d.dir, N_CONS);
+    static uint8_t early[2][N_PARTS * 192];
+    char *log1 = batch_then_kill(&d, 2, early);
+    int finished = 0;
+    for (int i = 0; i < N_JOBS; i++) {
+        char id[16];
+        job_id(id, i);
+        finished += completions(log1, id);   /* journaled before its line is written */
+    }
+    char p[400];
+    snprintf(p, sizeof p, "%s/cuzk.sock.state/journal.db", d.dir);
+    ASSERT(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/cuzk.sock.state/journal.db-wal", d.dir);
+    unlink(p);
+    h_start_or_fail(&d, cfg_text, 60);
+    char *log2 = h_slurp(d.err_path);
+    char want[160];
+    snprintf(want, sizeof want, "%d of %d acknowledged job(s) LOST (%d unfinished, %d with a "
+             "finished result)", N_JOBS, N_JOBS, N_JOBS - finished, finished);
+    ASSERT_STR_CONTAINS(log2, want);
+    for (int i = 0; i < N_JOBS; i++) {
+        char id[16], quoted[20];
+        job_id(id, i);
+        snprintf(quoted, sizeof quoted, "'%s'", id);
+        ASSERT_STR_CONTAINS(log2, quoted);
+    }
+    free(log2);
+    struct cz_client *c = connect_to(d.addr);
+    char det[512], id[16];
+    for (int i = 0; i < 2; i++) {   /* one finished before the kill, one never */
+        job_id(id, i == 0 ? 0 : N_JOBS - 1);
+        Cuzk__V1__AwaitProofResponse *a = NULL;
+        int st = await_job(c, id, 1000, &a, det);
+        ASSERT_MSG(st == 5, "AwaitProof %s: %s %s (expected NOT_FOUND)", id, cz_status_name(st), det);
+        ASSERT_STR_CONTAINS(det, "journal lost it");
+        if (a) protobuf_c_message_free_unpacked(&a->base, NULL);
+    }
+    /* the client does what the answer says: the same id, submitted again, completes */
+    ASSERT_EQ_INT(submit(c, id, N_CONS, N_PARTS, job_seed(N_JOBS - 1), det), 0);
+    Cuzk__V1__AwaitProofResponse *a = NULL;
+    ASSERT_EQ_INT(await_job(c, id, 0, &a, det), 0);
+    ASSERT_MSG(a->status == 1, "%s: %s", id, a->error_message);
+    for (int part = 0; part < N_PARTS; part++)
+        vkit_verify(&k, job_seed(N_JOBS - 1) + (uint64_t)part, a->proof.data + 192 * part);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    cz_close(c);
     free(log1);
     ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
     h_cleanup(&d);
@@ -531,7 +636,25 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     static char block[4096];
     while (write(fd, block, sizeof block) > 0) {}
     close(fd);
-    int st = submit(c, "no-room", N_CONS, N_PARTS, 7, det);
+    /* 256 KiB of bytes the synthetic kind carries but does not read: more than the slack of
+     * the files' last blocks (the WAL is rewritten in place after each checkpoint, so a small
+     * request can still fit on a full disk, and is then durably accepted) */
+    static uint8_t pad[256 << 10];
+    uint8_t s8[8];
+    seed_bytes(s8, 7);
+    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
+    q.request_id = (char *)"no-room";
+    q.proof_kind = CUZK__V1__PROOF_KIND__SYNTHETIC;
+    q.synthetic_constraints = N_CONS;
+    q.synthetic_partitions = N_PARTS;
+    q.vanilla_proof.data = s8;
+    q.vanilla_proof.len = 8;
+    q.randomness.data = pad;
+    q.randomness.len = sizeof pad;
+    ProtobufCMessage *m = NULL;
+    int st = cz_call(c, CZ_METHOD("SubmitProof"), &q.base,
+                     &cuzk__v1__submit_proof_response__descriptor, &m, 30000, det, 512);
+    if (m) protobuf_c_message_free_unpacked(m, NULL);
     ASSERT_MSG(st == 8, "SubmitProof on a full disk: %s %s", cz_status_name(st), det);
     ASSERT_STR_CONTAINS(det, mnt);
     ASSERT_STR_CONTAINS(det, "disk full");

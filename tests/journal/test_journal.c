@@ -290,6 +290,22 @@ static void w_three_then_finish_first(struct journal *j, struct want *const *w, 
     finish(j, w[0], 1, "", 192);
 }
 
+/* The end of the last frame of the WAL's current generation (frames that carry the header's
+ * salts): the checkpoint after each request makes the next transaction rewrite the WAL from its
+ * start, so frames of the generation before may follow. */
+static off_t wal_current_end(const char *wal)
+{
+    int fd = open(wal, O_RDONLY);
+    ASSERT(fd >= 0);
+    uint8_t h[32], f[24];
+    ASSERT(pread(fd, h, 32, 0) == 32);
+    off_t end = 32;
+    for (off_t o = 32; pread(fd, f, 24, o) == 24 && !memcmp(f + 8, h + 16, 8); o += 24 + 4096)
+        end = o + 24 + 4096;
+    close(fd);
+    return end;
+}
+
 /* The last transaction (the first record's result) torn by truncation or a garbled byte at a
  * random offset of its last frame: reported, dropped; the three accepts before it survive. */
 static void torn_case(bool truncate)
@@ -303,9 +319,9 @@ static void torn_case(bool truncate)
     struct want *w[] = {&a, &b, &c};
     in_dying_child(dir, w, 3, w_three_then_finish_first);
     snprintf(wal, sizeof wal, "%s/journal.db-wal", dir);
-    off_t size = file_size(wal);
+    off_t size = wal_current_end(wal);
     const off_t frame = 24 + 4096;   /* SQLite's default page size */
-    ASSERT_MSG(size > 32 + frame && (size - 32) % frame == 0, "WAL of %lld bytes", (long long)size);
+    ASSERT_MSG(size >= 32 + frame, "WAL of %lld bytes", (long long)size);
     off_t at = size - 1 - (off_t)(cuzk_rng_u64(test_rng()) % (uint64_t)frame);
     int fd = open(wal, O_RDWR);
     ASSERT(fd >= 0);
