@@ -15,6 +15,11 @@ void *cuzk_malloc(size_t n);
 void *cuzk_calloc(size_t n, size_t size);
 void *cuzk_realloc(void *p, size_t n);
 void cuzk_free(void *p);
+/* Clears n bytes of a secret (blinding factors, toxic waste) with a store the compiler may
+ * not drop as dead, which a plain memset before the end of its lifetime may be. */
+void cuzk_wipe(void *p, size_t n);
+/* cuzk_wipe, then cuzk_free: a heap buffer that held n bytes of secrets (p may be NULL). */
+void cuzk_free_secret(void *p, size_t n);
 /* Test hook: the (n+1)-th allocation from now fails; -1 disables. */
 void cuzk_alloc_fail_after(long n);
 

@@ -230,6 +230,7 @@ out:
     cudaFree(table);
     cudaFree(bases);
     cudaFree(d_out);
+    if (d_sc) cudaMemset(d_sc, 0, chunk * sizeof(dfr));   /* the scalars are the toxic waste's polynomials at tau */
     cudaFree(d_sc);
     return rc;
 }

@@ -259,8 +259,8 @@ int g16_prove(struct g16_proof *proofs, const struct g16_shape *s, const struct 
             return rc;
         }
         assemble(&proofs[i], &pk->vk, &m, &rr, &ss);
-        memset(&rr, 0, sizeof rr);
-        memset(&ss, 0, sizeof ss);
+        cuzk_wipe(&rr, sizeof rr);
+        cuzk_wipe(&ss, sizeof ss);
         t->assembly_ns += cuzk_now_ns() - t0;
     }
     t->total_ns = cuzk_now_ns() - t_start;

@@ -294,7 +294,7 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
         int rc = g16_random_nonzero(waste[i], rng, err);
         if (rc) return rc;
     }
-    fr_t gamma_inv, delta_inv;
+    fr_t gamma_inv, delta_inv, z_tau;   /* z_tau: Z(tau) = tau^N - 1, below */
     fr_inv(&gamma_inv, &gamma);
     fr_inv(&delta_inv, &delta);
 
@@ -308,7 +308,6 @@ int g16_setup_with(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, st
     /* Lagrange basis at tau over the domain: L_j(tau) = iNTT(tau^0, ..., tau^(N-1))[j]. */
     lag[0] = FR_ONE;
     for (size_t i = 1; i < n; i++) fr_mul(&lag[i], &lag[i - 1], &tau);
-    fr_t z_tau;   /* Z(tau) = tau^N - 1 */
     fr_mul(&z_tau, &lag[n - 1], &tau);
     fr_sub(&z_tau, &z_tau, &FR_ONE);
     g16_ntt(lag, lg, true, pool);
@@ -415,13 +414,15 @@ oom:
 fail:
     g16_pk_free(pk);
 done:
-    /* scrub the toxic waste from the stack copies we own */
-    for (int i = 0; i < 5; i++) memset(waste[i], 0, sizeof(fr_t));
-    memset(&gamma_inv, 0, sizeof gamma_inv);
-    memset(&delta_inv, 0, sizeof delta_inv);
-    cuzk_free(lag);
-    cuzk_free(uvw);
-    cuzk_free(sc);
+    /* scrub the toxic waste and what was derived from it (the Lagrange basis at tau gives tau
+     * back; the QAP evaluations and query scalars are its polynomials at tau) */
+    for (int i = 0; i < 5; i++) cuzk_wipe(waste[i], sizeof(fr_t));
+    cuzk_wipe(&gamma_inv, sizeof gamma_inv);
+    cuzk_wipe(&delta_inv, sizeof delta_inv);
+    cuzk_wipe(&z_tau, sizeof z_tau);
+    cuzk_free_secret(lag, n * sizeof *lag);
+    cuzk_free_secret(uvw, (3 * nv + 1) * sizeof *uvw);
+    cuzk_free_secret(sc, (n > nv ? n : nv) * sizeof *sc);
     cuzk_free(m.g1.t);
     cuzk_free(m.g2.t);
     return rc;

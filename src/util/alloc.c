@@ -1,6 +1,7 @@
 /* alloc.c: the allocation seam (one place to fail allocations in tests). */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuzk/util.h"
 
@@ -20,3 +21,12 @@ void *cuzk_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
 void *cuzk_calloc(size_t n, size_t size) { return should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1); }
 void *cuzk_realloc(void *p, size_t n) { return should_fail() ? NULL : realloc(p, n ? n : 1); }
 void cuzk_free(void *p) { free(p); }
+void cuzk_wipe(void *p, size_t n)
+{
+    if (p) explicit_bzero(p, n);
+}
+void cuzk_free_secret(void *p, size_t n)
+{
+    cuzk_wipe(p, n);
+    free(p);
+}

@@ -164,3 +164,24 @@ TEST(rng_reproducible_and_os_random)
     ASSERT_OK(cuzk_os_random(y, sizeof y, &err), &err);
     ASSERT(memcmp(x, y, sizeof x) != 0);
 }
+
+/* cuzk_wipe clears exactly its n bytes (the guards on both sides keep their bytes), and
+ * cuzk_free_secret takes NULL. */
+TEST(wipe_clears_exactly_its_bytes)
+{
+    unsigned char buf[64];
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n + off + 8 <= sizeof buf; n += 7) {
+            memset(buf, 0xa5, sizeof buf);
+            cuzk_wipe(buf + off, n);
+            for (size_t i = 0; i < sizeof buf; i++) {
+                const bool inside = i >= off && i < off + n;
+                ASSERT_MSG(buf[i] == (inside ? 0 : 0xa5), "off %zu n %zu: byte %zu is 0x%02x", off, n, i, buf[i]);
+            }
+        }
+    cuzk_wipe(NULL, 16);
+    cuzk_free_secret(NULL, 16);
+    void *p = cuzk_malloc(100);
+    ASSERT(p);
+    cuzk_free_secret(p, 100);
+}
