@@ -690,16 +690,19 @@ static void *send_big(void *arg)
     return NULL;
 }
 
-TEST_T(large_parses_bounded_and_memory_returned, 240)
+/* A SubmitProof of about `inner` bytes of empty JSON arrays ("[],[],...") inside a C1 wrapper:
+ * a JSON tree of ~35 times the decoded text if parsed (a real C1's is ~10 times). */
+static uint8_t *zeros_c1_request(size_t inner_bytes, size_t *len)
 {
-    struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_large_requests = 1\n[memory]\ntotal_budget = \"1GiB\"\n");
-    size_t n_nums = 4u << 20;
+    size_t n_nums = inner_bytes / 3;
     size_t inner_len = 0;
-    char *inner = malloc(2 * n_nums + 64);
+    char *inner = malloc(3 * n_nums + 64);
     inner_len += (size_t)sprintf(inner, "{\"x\":[");
-    for (size_t i = 0; i < n_nums; i++) { inner[inner_len++] = '0'; inner[inner_len++] = ','; }
+    for (size_t i = 0; i < n_nums; i++) {
+        inner[inner_len++] = '[';
+        inner[inner_len++] = ']';
+        inner[inner_len++] = ',';
+    }
     inner_len--;
     inner_len += (size_t)sprintf(inner + inner_len, "]}");
     size_t b64n;
@@ -712,10 +715,25 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     q.proof_kind = CUZK__V1__PROOF_KIND__POREP_SEAL_COMMIT;
     q.vanilla_proof.data = (uint8_t *)wrapper;
     q.vanilla_proof.len = wl;
-    size_t ml = protobuf_c_message_get_packed_size(&q.base);
-    uint8_t *msg = malloc(ml);
+    *len = protobuf_c_message_get_packed_size(&q.base);
+    uint8_t *msg = malloc(*len);
     protobuf_c_message_pack(&q.base, msg);
     free(wrapper);
+    return msg;
+}
+
+/* Concurrent large requests: parsed one at a time (max_large_requests = 1), each within its
+ * share of the budget, and the memory given back afterwards. Each request's Phase1Out holds
+ * ~8 MB of empty JSON arrays: its tree (~280 MB) is over the 16 x 11 MB it may take, so each
+ * is refused as RESOURCE_EXHAUSTED (before the budget counted the parse: INVALID_ARGUMENT
+ * after the whole tree was built). */
+TEST_T(large_parses_bounded_and_memory_returned, 240)
+{
+    struct daemon d;
+    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                    "max_large_requests = 1\n[memory]\ntotal_budget = \"1GiB\"\n");
+    size_t ml;
+    uint8_t *msg = zeros_c1_request(8u << 20, &ml);
     long base = status_kb(d.pid, "VmRSS");
     enum { N = 6 };
     struct big_ctx b[N];
@@ -726,13 +744,45 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     }
     for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
     free(msg);
-    for (int i = 0; i < N; i++) ASSERT_MSG(b[i].st == 3, "request %d: status %d", i, b[i].st);
+    for (int i = 0; i < N; i++) ASSERT_MSG(b[i].st == 8, "request %d: status %d", i, b[i].st);
     long peak = status_kb(d.pid, "VmHWM"), after = status_kb(d.pid, "VmRSS");
     printf("RSS before %ld MiB, peak %ld MiB, after %ld MiB (%d x %zu MB requests)\n", base / 1024,
            peak / 1024, after / 1024, N, ml >> 20);
-    /* one parse is ~200 MB: six at once would be well over 1 GB */
-    ASSERT_MSG(peak - base < 600 * 1024, "peak RSS grew by %ld MiB", (peak - base) / 1024);
+    /* one parse may take 16 x 11 MB: six at once would be over 1 GB */
+    ASSERT_MSG(peak - base < 400 * 1024, "peak RSS grew by %ld MiB", (peak - base) / 1024);
     ASSERT_MSG(after - base < 120 * 1024, "RSS stayed %ld MiB above the start", (after - base) / 1024);
+    h_stop_and_clean(&d, 30);
+}
+
+/* Request bytes count in the memory budget (issue 49: one 250 MiB SubmitProof peaked at
+ * 5.08 GB with total_budget = 2GiB). 250 MiB: 16 times its size is over the whole budget,
+ * refused before it is copied; 100 MiB: its 1.6 GiB share fits, its parse would take ~2.6 GB
+ * and is stopped at the share. Both answer RESOURCE_EXHAUSTED naming the budget, and the
+ * daemon's peak RSS (VmHWM) stays within the budget + 10%. */
+TEST_T(request_bytes_count_in_the_budget, 300)
+{
+    struct daemon d;
+    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                    "max_message_size = \"512MiB\"\n[memory]\ntotal_budget = \"2GiB\"\n");
+    const size_t sizes[2] = {(size_t)187 << 20, (size_t)75 << 20};   /* ~250 and ~100 MiB on the wire */
+    for (int k = 0; k < 2; k++) {
+        size_t ml;
+        uint8_t *msg = zeros_c1_request(sizes[k], &ml);
+        struct cz_client *c = connect_opts(d.addr, NULL);
+        char det[512];
+        uint8_t *resp = NULL;
+        size_t rl = 0;
+        int st = cz_call_raw(c, CZ_METHOD("SubmitProof"), msg, ml, &resp, &rl, 120000, det, sizeof det);
+        free(resp);
+        free(msg);
+        cz_close(c);
+        long peak = status_kb(d.pid, "VmHWM");
+        printf("%zu MiB request: %s (%s); daemon peak RSS %ld MiB\n", ml >> 20, cz_status_name(st), det,
+               peak / 1024);
+        ASSERT_MSG(st == 8, "%zu MiB request: %s (%s)", ml >> 20, cz_status_name(st), det);
+        ASSERT_STR_CONTAINS(det, "[memory] total_budget");
+        ASSERT_MSG(peak <= 2048L * 1024 * 11 / 10, "peak RSS %ld MiB > 2 GiB + 10%%", peak / 1024);
+    }
     h_stop_and_clean(&d, 30);
 }
 
