@@ -14,6 +14,7 @@
 #if !CUZK_CLIENT
 TEST(security_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no daemon to test"); }
 #else
+#include <errno.h>
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -905,6 +906,90 @@ TEST_T(http_idle_connections_make_no_threads, 120)
     usleep(200000);
     ASSERT_EQ_INT(http_raw(http, "/status", NULL, &resp), 200);
     free(resp);
+    h_stop_and_clean(&d, 30);
+}
+
+/* Slow clients cannot starve the status listener (issue 49: 40 connections sending a header
+ * byte every 2 s kept GET /status unanswered for as long as they lasted; 500 idle ones for
+ * ~10 s). 500 connections each send one byte of a request header every ~0.8 s (and 100 more
+ * send nothing); while they do, GET /status and /metrics from a new client answer within 1 s,
+ * five times over. */
+struct slow_ctx { int port, n; volatile int stop; int connects; };
+static void *slow_clients(void *arg)
+{
+    struct slow_ctx *x = arg;
+    int *fd = calloc((size_t)x->n, sizeof *fd);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)x->port);
+    a.sin_addr.s_addr = htonl(0x7f000001);
+    static const char hdr[] = "GET /status HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaa";
+    size_t pos = 0;
+    while (!x->stop) {
+        for (int i = 0; i < x->n && !x->stop; i++) {
+            if (fd[i] <= 0) {   /* (re)connect: the daemon may have closed it */
+                x->connects++;
+                fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+                if (connect(fd[i], (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) {
+                    close(fd[i]);
+                    fd[i] = 0;
+                }
+                continue;
+            }
+            if (send(fd[i], hdr + pos % (sizeof hdr - 1), 1, MSG_NOSIGNAL) != 1 && errno != EAGAIN) {
+                close(fd[i]);
+                fd[i] = 0;
+            }
+        }
+        pos++;
+        usleep(800000);
+    }
+    for (int i = 0; i < x->n; i++) if (fd[i] > 0) close(fd[i]);
+    free(fd);
+    return NULL;
+}
+
+TEST_T(http_status_answers_despite_slow_clients, 120)
+{
+    struct daemon d;
+    int hp = h_free_port();
+    char cfg[600], http[64];
+    snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstate_dir = \"off\"\n"
+             "status_listen = \"127.0.0.1:%d\"\n", hp);
+    snprintf(http, sizeof http, "127.0.0.1:%d", hp);
+    start_plain(&d, cfg);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)hp);
+    a.sin_addr.s_addr = htonl(0x7f000001);
+    int idle[100];
+    for (int i = 0; i < 100; i++) {
+        idle[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(idle[i], (struct sockaddr *)&a, sizeof a)) { close(idle[i]); idle[i] = -1; }
+    }
+    struct slow_ctx x = {hp, 500, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, slow_clients, &x);
+    usleep(3000000);   /* every slow connection open and sending */
+    for (int k = 0; k < 5; k++) {
+        char *resp = NULL;
+        uint64_t t0 = cuzk_now_ns();
+        int code = http_raw(http, k % 2 ? "/metrics" : "/status", NULL, &resp);
+        double ms = (double)(cuzk_now_ns() - t0) / 1e6;
+        printf("GET %s with 500 slow + 100 idle connections: %d in %.1f ms\n", k % 2 ? "/metrics" : "/status",
+               code, ms);
+        ASSERT_EQ_INT(code, 200);
+        ASSERT_MSG(ms < 1000, "answered in %.0f ms", ms);
+        free(resp);
+        usleep(1500000);
+    }
+    x.stop = 1;
+    pthread_join(t, NULL);
+    for (int i = 0; i < 100; i++) if (idle[i] >= 0) close(idle[i]);
+    printf("the 500 slow clients connected %d times (the daemon closes them at the header timeout)\n",
+           x.connects);
     h_stop_and_clean(&d, 30);
 }
 
