@@ -209,11 +209,11 @@ static bool submit(struct rpc_server *s, const Cuzk__V1__SubmitProofRequest *q, 
     free(vp);
     free(vl);
     if (rc) {
-        cuzk_log(CLOG_WARN, "%s rejected: request_id=%s: %s", rpc, q->request_id, err.msg);
+        cuzk_log(CLOG_WARN, "%s rejected: request_id=%s: %s", rpc, CLOG_ID(q->request_id), err.msg);
         reply_err(r, rc == CUZK_E_BUSY ? GRPC_STATUS_UNAVAILABLE : code_of(rc), "%s", err.msg);
         return false;
     }
-    cuzk_log(CLOG_INFO, "%s: job=%s kind=%s%s", rpc, job_id, engine_kind_name((int)q->proof_kind),
+    cuzk_log(CLOG_INFO, "%s: job=%s kind=%s%s", rpc, CLOG_ID(job_id), engine_kind_name((int)q->proof_kind),
              existing ? " (existing job)" : "");
     return true;
 }
@@ -339,7 +339,7 @@ static void m_cancel(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     if (rc) {
         reply_err(r, code_of(rc), "%s", err.msg);
     } else {
-        cuzk_log(CLOG_INFO, "CancelProof: job=%s was_running=%d", q->job_id, was_running);
+        cuzk_log(CLOG_INFO, "CancelProof: job=%s was_running=%d", CLOG_ID(q->job_id), was_running);
         Cuzk__V1__CancelProofResponse m = CUZK__V1__CANCEL_PROOF_RESPONSE__INIT;
         m.was_running = was_running;
         reply_msg(r, &m.base);

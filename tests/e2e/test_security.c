@@ -533,6 +533,53 @@ TEST_T(log_forging_ids_with_newlines, 60)
     h_stop_and_clean(&d, 30);
 }
 
+/* Printable ids are quoted in text log lines (issue 49): request_id "a kind=porep
+ * status=FAILED" must not read as fields of a line, and "x,y,z" must not add TIMELINE columns
+ * (the escaping itself: tests/util/test_log.c). */
+TEST_T(log_quotes_printable_ids, 60)
+{
+    struct daemon d;
+    start_plain(&d, plain_cfg);
+    struct cz_client *c = connect_opts(d.addr, NULL);
+    char det[512];
+    const char *ids[2] = {"a kind=porep status=FAILED", "x,y,z"};
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ_INT(submit_synth(c, ids[i], 256, 1, det), 0);
+        Cuzk__V1__AwaitProofRequest aq = CUZK__V1__AWAIT_PROOF_REQUEST__INIT;
+        aq.job_id = (char *)ids[i];
+        ProtobufCMessage *m = NULL;
+        ASSERT_EQ_INT(cz_call(c, CZ_METHOD("AwaitProof"), &aq.base,
+                              &cuzk__v1__await_proof_response__descriptor, &m, 30000, det, sizeof det), 0);
+        ASSERT_EQ_INT(((Cuzk__V1__AwaitProofResponse *)m)->status, 1);
+        protobuf_c_message_free_unpacked(m, NULL);
+    }
+    cz_close(c);
+    usleep(200000);
+    char *log = h_slurp(d.err_path);
+    ASSERT(log);
+    ASSERT_STR_CONTAINS(log, "proof completed: job=\"a kind=porep status=FAILED\" kind=synthetic");
+    ASSERT_MSG(!strstr(log, "job=a kind=porep"), "an id was logged unquoted");
+    /* every TIMELINE line has the job in column 4 and its detail after: x,y,z's in one column */
+    int lines = 0;
+    for (char *p = log; (p = strstr(p, "TIMELINE,")); p++) {
+        if (p != log && p[-1] != '\n') continue;
+        char line[512];
+        size_t n = strcspn(p, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+        char *f[4], *save = NULL, *tok = strtok_r(line, ",", &save);
+        int k = 0;
+        for (; tok && k < 4; tok = strtok_r(NULL, ",", &save)) f[k++] = tok;
+        ASSERT_EQ_INT(k, 4);
+        if (!strncmp(f[3], "\"x", 2)) {
+            ASSERT_MSG(!strcmp(f[3], "\"x\\x2cy\\x2cz\""), "job column %s", f[3]);
+            lines++;
+        }
+    }
+    ASSERT_MSG(lines >= 3, "%d TIMELINE lines of job x,y,z", lines);
+    free(log);
+    h_stop_and_clean(&d, 30);
+}
+
 TEST_T(request_id_not_utf8_or_too_long, 60)
 {
     struct daemon d;
@@ -995,6 +1042,9 @@ TEST_T(http_status_answers_despite_slow_clients, 120)
 
 /* ------------------------------------------------------ PoRep C1 check -- */
 
+/* A C1 of sector 42: accepted as sector 42; with its ticket changed or sent for miner 1001 it
+ * is refused by the replica_id check; sent as sector 43 or 0 it is refused naming both numbers
+ * (issue 49: sector 43 was COMPLETED). */
 TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
 {
     struct cuzk_error err_s = {0}, *err = &err_s;
@@ -1005,11 +1055,12 @@ TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
     start_plain(&d, plain_cfg);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 5; variant++) {
         struct fil_c1 x = c1;   /* shallow: only 32-byte arrays are changed */
         uint64_t miner = 1000;
         if (variant == 1) x.ticket[5] ^= 0x10;
         if (variant == 2) miner = 1001;
+        uint64_t sector = variant == 3 ? 43 : variant == 4 ? 0 : 42;
         char *json;
         size_t n;
         ASSERT_OK(fil_c1_write_wrapper(&json, &n, &x, err), err);
@@ -1019,7 +1070,7 @@ TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
         q.request_id = rid;
         q.proof_kind = CUZK__V1__PROOF_KIND__POREP_SEAL_COMMIT;
         q.sector_size = 2048;
-        q.sector_number = 42;
+        q.sector_number = sector;
         q.miner_id = miner;
         q.vanilla_proof.data = (uint8_t *)json;
         q.vanilla_proof.len = n;
@@ -1033,6 +1084,13 @@ TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
             continue;
         }
         ASSERT_MSG(st == 3, "variant %d accepted (status %d)", variant, st);
+        if (variant >= 3) {   /* the request names another sector than the C1's (issue 49) */
+            char want[96];
+            snprintf(want, sizeof want, "sector_number is %llu but the C1 output (vanilla_proof) is "
+                     "for SectorNum 42", (unsigned long long)sector);
+            ASSERT_STR_CONTAINS(det, want);
+            continue;
+        }
         ASSERT_STR_CONTAINS(det, "Phase1Out.replica_id is ");
         char hex[65];
         for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", c1.replica_id[i]);
