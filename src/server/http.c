@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,8 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
     int lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        /* an IPv6 address serves IPv6 only, as libmicrohttpd's own socket did */
+        (ai->ai_family == AF_INET6 && setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one)) ||
         bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, SOMAXCONN)) {
         int en = errno;
         if (lfd >= 0) close(lfd);
@@ -154,9 +157,10 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
         free(h);
         return cuzk_fail(err, CUZK_E_IO, "cannot listen on status address %s (%s)", addr, strerror(en));
     }
-    freeaddrinfo(ai);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET |
                      MHD_USE_ITC;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;   /* the addresses it is handed */
+    freeaddrinfo(ai);
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
