@@ -331,6 +331,12 @@ $(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PRO
 $(BUILD)/tests/e2e/test_security: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_security: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS) $(FIL_LIB) $(CORE_LIB) -ljansson
+# request memory and the status listener under load (issue 49): the same client and libraries
+$(BUILD)/tests/e2e/test_limits: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(FIL_LIB)
+$(BUILD)/tests/e2e/test_limits: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_limits: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
+        $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS) $(FIL_LIB) $(CORE_LIB) -ljansson
 endif
 # ============================================================================== end filecoin ====
 
