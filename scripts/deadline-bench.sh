@@ -371,7 +371,7 @@ batch_failed() {   # proofs of a batch not COMPLETED (RPC errors included)
 # partitions (jobs other than the PoSt requests' ids) in daemon.log lines FROM..TO
 lock_stats() {
     sed -n "$1,$2p" "$OUT/daemon.log" | awk -F, '
-    $1 == "TIMELINE" && $4 !~ /^(winning|window)-/ {
+    $1 == "TIMELINE" && $4 !~ /^"?(winning|window)-/ {
         key = $4 "/" (match($0, /partition=[0-9]+/) ? substr($0, RSTART + 10, RLENGTH - 10) : "")
         if ($3 == "GPU_START") st[key] = $2
         else if ($3 == "GPU_END" && (key in st)) { n++; h[n] = $2 - st[key] }

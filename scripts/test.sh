@@ -1,6 +1,7 @@
 #!/bin/sh
 # test.sh: the README's test command: install missing Debian packages, build, compile-check
 # the CUDA backend when nvcc is present (one architecture: nothing can run without a GPU),
+# build the libFuzzer targets (docs/fuzzing.md; not run),
 # then check that every environment variable src/ reads is documented (scripts/check-env-doc.sh)
 # and run the CPU suite. Its last line is "suite: N passed, N failed, N skipped", followed by a
 # line naming the documentation check when that failed; the exit status is non-zero if either
@@ -17,6 +18,8 @@ if [ -x "$NVCC" ] && [ "${CUZK_SKIP_GPU_BUILD:-0}" != 1 ]; then
   echo "== device field multiplication, emulated on the host, against GMP"
   make -s BUILD=build-gpu NVCC="$NVCC" gpu-field-check
 fi
+echo "== the libFuzzer targets build (clang, ASan + UBSan; run them with make fuzz-run: docs/fuzzing.md)"
+make -j"$(nproc)" fuzz >/dev/null
 echo "== every environment variable read in src/ is documented in docs/daemon.md"
 doc_ok=1
 ./scripts/check-env-doc.sh || doc_ok=0

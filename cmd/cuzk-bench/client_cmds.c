@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "bench.h"
 #include "client.h"
 #include "cuzk/v1/proving.pb-c.h"
@@ -38,6 +40,7 @@ struct req_opts {
     bool aggregate;                 /* ni-porep: ask for the SnarkPack aggregate too */
     const char *aggregate_out;      /* single: write the aggregate's bytes here */
     uint64_t registered_proof, sector_num, miner_id, timeout_s;
+    bool sector_num_set;             /* --sector-num given; else the C1's own SectorNum */
     uint32_t partition;
     int priority;
     uint8_t randomness[32], comm_r_old[32], comm_r_new[32], comm_d_new[32];
@@ -161,7 +164,7 @@ static void usage_req(const char *cmd, bool batch)
             "      --c1 FILE            PoRep C1 output (wrapper JSON; ni-porep: an NI-PoRep C1)\n"
             "      --aggregate          ni-porep: also the daemon-verified SnarkPack aggregate\n"
             "      --vanilla FILE       vanilla proofs (JSON array of base64, or one raw proof)\n"
-            "      --registered-proof N (0)   --sector-num N (1)   --miner-id N (1000)\n"
+            "      --registered-proof N (0)   --sector-num N (the C1's SectorNum, else 1) --miner-id N (1000)\n"
             "%s"
             "      --randomness HEX32   --comm-r-old HEX32   --comm-r-new HEX32   --comm-d-new HEX32\n"
             "      --priority 0-4       --request-id ID      --timeout SECONDS (0 = none)\n"
@@ -169,6 +172,17 @@ static void usage_req(const char *cmd, bool batch)
             cmd, batch ? "" : "      --partition N (0)   --proof-out FILE (the proof's bytes)\n"
                               "      --aggregate-out FILE (ni-porep --aggregate: the aggregate's bytes)\n",
             batch ? "  -c, --count N (3)        -j, --concurrency N (1)\n" : "");
+}
+
+/* The SectorNum of a C1 wrapper, which the daemon holds the request's sector_number to: the
+ * default when --sector-num is not given. Left as it is when the file has none (the daemon then
+ * reports what is wrong with the file). */
+static void c1_sector_num(const uint8_t *buf, size_t n, uint64_t *out)
+{
+    json_t *root = json_loadb((const char *)buf, n, 0, NULL);
+    json_t *sn = root ? json_object_get(root, "SectorNum") : NULL;
+    if (json_is_integer(sn) && json_integer_value(sn) >= 0) *out = (uint64_t)json_integer_value(sn);
+    json_decref(root);
 }
 
 /* Parse request flags; batch adds -c/-j. Returns 0, or 2 on a usage error. */
@@ -194,7 +208,7 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
         else if (!strcmp(a, "--vanilla")) { NEED(); o->vanilla = v; }
         else if (!strcmp(a, "--request-id")) { NEED(); o->request_id = v; }
         else if (!strcmp(a, "--registered-proof")) U64(o->registered_proof);
-        else if (!strcmp(a, "--sector-num")) U64(o->sector_num);
+        else if (!strcmp(a, "--sector-num")) { U64(o->sector_num); o->sector_num_set = true; }
         else if (!strcmp(a, "--miner-id")) U64(o->miner_id);
         else if (!strcmp(a, "--timeout")) U64(o->timeout_s);
         else if (!strcmp(a, "--priority")) U64(o->priority);
@@ -229,6 +243,7 @@ static int parse_req(struct req_opts *o, int argc, char **argv, bool batch, uint
         return 2;
     }
     if (o->c1 && !(o->vp = read_file(o->c1, &o->vp_len))) return 2;
+    if (o->c1 && !o->sector_num_set) c1_sector_num(o->vp, o->vp_len, &o->sector_num);
     if (o->vanilla) {
         size_t n;
         uint8_t *buf = read_file(o->vanilla, &n);

@@ -237,6 +237,13 @@ void engine_free(struct engine *e);
  * job (idempotent, *existing = true); one that names a failed or cancelled job starts anew. */
 int engine_submit(struct engine *e, const struct engine_request *req, char job_id[ENGINE_ID_MAX],
                   uint32_t *queue_position, bool *existing, struct cuzk_error *err);
+/* Memory outside jobs (a request while it is decoded and parsed) counted in the budget:
+ * reserve n bytes, evicting idle SRS entries and waiting for memory that running work gives
+ * back (ahead of partitions). CUZK_E_NOMEM at once, naming [memory] total_budget and what,
+ * when n exceeds the whole budget; CUZK_E_CANCELLED when the engine stops while waiting.
+ * Every successful reserve is matched by one engine_mem_release of the same n. */
+int engine_mem_reserve(struct engine *e, uint64_t n, const char *what, struct cuzk_error *err);
+void engine_mem_release(struct engine *e, uint64_t n);
 /* Wait for a job (timeout_ms 0 = no limit); on expiry out->status = ENGINE_TIMEOUT and the job
  * keeps running. CUZK_E_NOT_FOUND for an unknown id. */
 int engine_await(struct engine *e, const char *job_id, uint64_t timeout_ms,

@@ -14,6 +14,12 @@
 /* A request message of at least this many bytes is "large": at most max_large_requests of
  * them are decoded at once (a 32 GiB C1 is ~50 MB on the wire and ~600 MB while parsed). */
 #define RPC_LARGE_REQUEST (1u << 20)
+/* A large request reserves this many times its size from the engine's memory budget from the
+ * moment it is handed over until its job is submitted, and its decoding and parse may allocate
+ * no more than that (a real PoRep C1 peaks at ~12 times: its decoded copy, the base64-decoded
+ * text and a JSON tree ~13 times that text: docs/decisions.md). One that could never fit is
+ * refused with RESOURCE_EXHAUSTED. */
+#define RPC_PARSE_FACTOR 16u
 
 struct rpc_options {
     uint64_t max_message;            /* receive and send limit, bytes */

@@ -23,6 +23,29 @@ void cuzk_free_secret(void *p, size_t n);
 /* Test hook: the (n+1)-th allocation from now fails; -1 disables. */
 void cuzk_alloc_fail_after(long n);
 
+/* ---- allocation meter: bounds what one piece of work allocates on its thread ----
+ * While a meter is active on a thread (cuzk_meter_begin .. cuzk_meter_end), every cuzk_malloc,
+ * cuzk_calloc and cuzk_realloc made on that thread adds the block's size (malloc_usable_size
+ * plus the allocator's header) to used, cuzk_free subtracts it, and an allocation that would
+ * take used past limit fails (returns NULL) and sets over. Lets a server give a request's
+ * parse a share of its memory budget and turn the parse's "out of memory" into a precise
+ * refusal. Blocks allocated before begin and freed inside subtract (never below 0). */
+struct cuzk_meter {
+    uint64_t limit;   /* bytes allowed */
+    uint64_t used;    /* bytes now charged */
+    uint64_t peak;    /* the most used ever was */
+    bool over;        /* an allocation was refused */
+};
+/* Make m the calling thread's meter, starting at used bytes (memory the work already holds). */
+void cuzk_meter_begin(struct cuzk_meter *m, uint64_t limit, uint64_t used);
+/* Stop metering on this thread (m keeps its figures). */
+void cuzk_meter_end(void);
+/* Charge (delta > 0) or credit (delta < 0) memory allocated outside the seam; false (and over
+ * set) when a charge takes used past the limit (the charge is kept: the memory exists). */
+bool cuzk_meter_charge(int64_t delta);
+/* Has the calling thread's active meter refused an allocation? false without a meter. */
+bool cuzk_meter_over(void);
+
 /* ---- thread pool ----
  * One pool is shared by the whole library (MSM, NTT, SpMV, validation). A parallel_for
  * blocks the caller, which also works on its own job; calls from several threads at once

@@ -147,7 +147,7 @@ int engine_aggregate_job(struct engine *e, const struct job *j, uint8_t **out, s
         goto out;
     }
     cuzk_log(CLOG_INFO, "aggregate verified: job=%s proofs=%zu padded=%zu bytes=%zu prove_ms=%"
-             PRIu64 " verify_ms=%" PRIu64, j->id, n, target, len, (t1 - t0) / 1000000,
+             PRIu64 " verify_ms=%" PRIu64, CLOG_ID(j->id), n, target, len, (t1 - t0) / 1000000,
              (cuzk_now_ns() - t1) / 1000000);
     *out = bytes;
     *out_len = len;

@@ -155,3 +155,23 @@ void budget_force(struct engine *e, uint64_t n)
         cuzk_log(CLOG_WARN, "memory budget exceeded by %.1f MiB (a proving key read back from its file)",
                  (double)(e->mem_used - e->mem_total) / MiB);
 }
+
+/* Above every job priority (0-4): a request holding its bytes while it waits is admitted
+ * before more partitions start, which would only lengthen its wait. */
+#define MEM_REQUEST_PRIO 5
+
+int engine_mem_reserve(struct engine *e, uint64_t n, const char *what, struct cuzk_error *err)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = budget_reserve(e, n, MEM_REQUEST_PRIO, NULL, err);
+    pthread_mutex_unlock(&e->mu);
+    if (rc) cuzk_fail_prefix(err, rc, "%s", what);
+    return rc;
+}
+
+void engine_mem_release(struct engine *e, uint64_t n)
+{
+    pthread_mutex_lock(&e->mu);
+    budget_release(e, n);
+    pthread_mutex_unlock(&e->mu);
+}

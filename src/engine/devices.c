@@ -248,7 +248,7 @@ static int prove_placed(struct engine *e, struct dev_call *c, struct g16_msm_res
                              e->be.ordinals[d]);
         }
         cuzk_log(CLOG_INFO, "SRS %s replaces %s on GPU %d for job %s (priority %d), which ranks before "
-                 "the jobs still proving %s there", me->id, resident_id, e->be.ordinals[d], c->job_id,
+                 "the jobs still proving %s there", me->id, resident_id, e->be.ordinals[d], CLOG_ID(c->job_id),
                  c->job->priority, resident_id);
     }
     rc = make_resident(e, d, me, err);
@@ -310,7 +310,7 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
         if (rc != CUZK_E_GPU_NOMEM || attempt >= DEV_NOMEM_TRIES) break;
         unsigned wait_s = attempt < 5 ? 1u << (attempt - 1) : 15;
         cuzk_log(CLOG_WARN, "GPU %d out of memory for partition %u of job %s (%s); retrying in %u s "
-                 "(attempt %u of %u)", e->be.ordinals[c->dev], c->part, c->job_id,
+                 "(attempt %u of %u)", e->be.ordinals[c->dev], c->part, CLOG_ID(c->job_id),
                  err ? err->msg : "", wait_s, attempt + 1, DEV_NOMEM_TRIES);
         bool stop = false;
         for (unsigned i = 0; i < wait_s * 10 && !stop; i++) {

@@ -308,11 +308,11 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
     if (status == ENGINE_COMPLETED)
         cuzk_log(CLOG_INFO, "proof completed: job=%s kind=%s partitions=%u total_ms=%" PRIu64
               " queue_ms=%" PRIu64 " srs_ms=%" PRIu64 " synth_ms=%" PRIu64 " gpu_ms=%" PRIu64,
-              j->id, engine_kind_name(j->kind), j->n_parts, r->total_ms, r->queue_wait_ms,
+              CLOG_ID(j->id), engine_kind_name(j->kind), j->n_parts, r->total_ms, r->queue_wait_ms,
               r->srs_load_ms, r->synthesis_ms, r->gpu_compute_ms);
     else
         cuzk_log(status == ENGINE_FAILED ? CLOG_WARN : CLOG_INFO, "proof %s: job=%s kind=%s: %s",
-              engine_status_name(status), j->id, engine_kind_name(j->kind), r->error);
+              engine_status_name(status), CLOG_ID(j->id), engine_kind_name(j->kind), r->error);
     job_input_release(j);
     pthread_cond_broadcast(&j->cv);
     pthread_cond_broadcast(&e->drain_cv);
@@ -423,7 +423,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         *existing = true;
         pthread_mutex_unlock(&e->mu);
         cuzk_log(CLOG_INFO, "SubmitProof: request_id=%s matches an existing job (%s); attaching",
-              j->id, old->state == JOB_DONE ? "completed" : "in progress");
+              CLOG_ID(j->id), old->state == JOB_DONE ? "completed" : "in progress");
         job_refuse(e, j);
         return CUZK_OK;
     }
@@ -455,7 +455,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
     e->tail = j;
     snprintf(job_id, ENGINE_ID_MAX, "%s", j->id);
     cuzk_log(CLOG_INFO, "job enqueued: job=%s kind=%s priority=%d partitions=%u circuit=%s",
-          j->id, engine_kind_name(j->kind), j->priority, j->n_parts,
+          CLOG_ID(j->id), engine_kind_name(j->kind), j->priority, j->n_parts,
           j->circuit_id[0] ? j->circuit_id : "-");
     if (prc == CUZK_E_UNSUPPORTED) {
         job_finish(e, j, ENGINE_FAILED, perr.msg);
@@ -977,7 +977,7 @@ static struct qitem take_work(struct engine *e, const struct worker *w)
     if (it.job->dev < 0) {
         if (q_move_job(dq, sq, it.job)) it.job->dev = (int)w->dev;
         else cuzk_log(CLOG_WARN, "out of memory binding job %s to GPU %d; its partitions may "
-                      "use several GPUs", it.job->id, w->gpu_ordinal);
+                      "use several GPUs", CLOG_ID(it.job->id), w->gpu_ordinal);
     }
     return it;
 }
@@ -1068,7 +1068,7 @@ static void *worker_main(void *arg)
             if (j->state == JOB_QUEUED) {
                 j->state = JOB_RUNNING;
                 j->start_ns = cuzk_now_ns();
-                cuzk_log(CLOG_DEBUG, "job dequeued for proving: job=%s", j->id);
+                cuzk_log(CLOG_DEBUG, "job dequeued for proving: job=%s", CLOG_ID(j->id));
             }
         } else {
             pt->state = PART_PROVING;

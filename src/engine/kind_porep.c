@@ -54,6 +54,15 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
         return cuzk_fail(err, rc == CUZK_E_NOMEM ? CUZK_E_NOMEM : CUZK_E_INVALID_ARG,
                          "vanilla_proof (C1 output): %s", perr.msg);
     }
+    /* The request names the sector it proves; a C1 of another sector (a client's mix-up) would
+     * otherwise prove, for the C1's sector. */
+    if (r->sector_number != c->sector_num) {
+        cuzk_fail(err, CUZK_E_INVALID_ARG, "sector_number is %" PRIu64 " but the C1 output "
+                  "(vanilla_proof) is for SectorNum %" PRIu64 ": send this sector's C1, or its "
+                  "number", r->sector_number, c->sector_num);
+        porep_free_input(c);
+        return CUZK_E_INVALID_ARG;
+    }
     /* What upstream rejects besides the shape (cuzk-reference.md 3.1): all-zero values. */
     const char *zero = all_zero(c->comm_d) ? "comm_d" : all_zero(c->comm_r) ? "comm_r"
                      : all_zero(c->seed) ? "seed" : NULL;

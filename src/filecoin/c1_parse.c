@@ -3,6 +3,7 @@
  * and what was expected; shapes (partitions, challenges, levels, arities, layers) are checked
  * against the registered proof. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -379,10 +380,19 @@ static int parse_phase1_obj(struct jp *p, struct fil_c1 *out, const json_t *root
     return CUZK_OK;
 }
 
+/* jansson allocates through the library's seam, so that a thread's allocation meter
+ * (util.h) sees the JSON tree: a C1's tree is about ten times its text. */
+static pthread_once_t json_alloc_once = PTHREAD_ONCE_INIT;
+static void json_alloc_seam(void) { json_set_alloc_funcs(cuzk_malloc, cuzk_free); }
+
 static int load_json(json_t **root, struct jp *p, const void *json, size_t len, const char *what)
 {
+    pthread_once(&json_alloc_once, json_alloc_seam);
     json_error_t je;
     *root = json_loadb(json, len, 0, &je);
+    if (!*root && cuzk_meter_over())
+        return p->rc = cuzk_fail(p->err, CUZK_E_NOMEM, "%s: parsing %zu bytes of JSON ran out of "
+                                 "the memory allowed to it", what, len);
     if (!*root) {
         bool trunc = json_error_code(&je) == json_error_premature_end_of_input;
         return p->rc = cuzk_fail(p->err, trunc ? CUZK_E_TRUNCATED : CUZK_E_FORMAT,
@@ -435,6 +445,10 @@ int fil_c1_parse_wrapper(struct fil_c1 *out, const void *json, size_t len, struc
         cuzk_fail_prefix(err, rc, "Phase1Out");
         goto done;
     }
+    /* the wrapper's tree holds the base64 text (as large as the request): gone before the
+     * inner tree, the largest allocation, is built */
+    json_decref(root);
+    root = NULL;
     if ((rc = load_json(&in_root, &p, inner, inner_len, "Phase1Out"))) goto done;
     /* the path stays "Phase1Out" so that inner errors read Phase1Out.vanilla_proofs... */
     rc = parse_phase1_obj(&p, out, in_root);
@@ -451,7 +465,7 @@ int fil_c1_parse_wrapper(struct fil_c1 *out, const void *json, size_t len, struc
 done:
     if (in_root) json_decref(in_root);
     cuzk_free(inner);
-    json_decref(root);
+    if (root) json_decref(root);
     if (rc) fil_c1_free(out);
     return rc;
 }

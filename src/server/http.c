@@ -1,23 +1,28 @@
 /* http.c: the status listener ([daemon] status_listen): GET /status (JSON) and GET /metrics
  * (Prometheus text) over HTTP/1.1, served by a small libmicrohttpd thread pool with a cap on
- * connections (idle clients cannot make threads), the daemon's bearer token when it has one,
+ * connections (idle clients cannot make threads) behind a gate that admits only connections
+ * whose request header has arrived (http_gate.c), the daemon's bearer token when it has one,
  * and no CORS header (a web page in an operator's browser must not read the status). */
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "cuzk/log.h"
 #include "cuzk/server.h"
+#include "http_gate.h"
 
 struct http_server {
     struct engine *e;
     struct MHD_Daemon *d;
+    struct http_gate *gate;   /* accepts, and hands over connections with a whole header */
     char *token;          /* NULL: no token asked */
 };
 
@@ -30,6 +35,8 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    /* one request per connection: an idle kept-alive one would hold a slot (http_gate.c) */
+    MHD_add_response_header(r, "Connection", "close");
     if (code == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
     enum MHD_Result ret = MHD_queue_response(conn, code, r);
@@ -133,22 +140,38 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
         free(h);
         return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     }
-    /* A fixed pool of threads polling every connection (not one thread per connection: 300
-     * idle clients made 300 threads), a cap on open connections and a short idle timeout. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
-    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    /* The listening socket is ours (http_gate.c hands libmicrohttpd only connections whose
+     * request header has arrived). A fixed pool of threads polling every connection (not one
+     * thread per connection: 300 idle clients made 300 threads), a cap on open connections and
+     * a short idle timeout. */
+    int lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        /* an IPv6 address serves IPv6 only, as libmicrohttpd's own socket did */
+        (ai->ai_family == AF_INET6 && setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one)) ||
+        bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, SOMAXCONN)) {
+        int en = errno;
+        if (lfd >= 0) close(lfd);
+        freeaddrinfo(ai);
+        free(h->token);
+        free(h);
+        return cuzk_fail(err, CUZK_E_IO, "cannot listen on status address %s (%s)", addr, strerror(en));
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET |
+                     MHD_USE_ITC;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;   /* the addresses it is handed */
+    freeaddrinfo(ai);
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(HTTP_MAX_CONNECTIONS / 2),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-    freeaddrinfo(ai);
-    if (!h->d) {
+    if (!h->d || (rc = http_gate_start(&h->gate, h->d, lfd, err))) {
+        if (h->d) MHD_stop_daemon(h->d);
+        close(lfd);
         free(h->token);
         free(h);
-        return cuzk_fail(err, CUZK_E_IO, "cannot listen on status address %s (address in use or "
-                         "not available)", addr);
+        return rc ? rc : cuzk_fail(err, CUZK_E_IO, "cannot start the status listener on %s", addr);
     }
     *out = h;
     return CUZK_OK;
@@ -157,6 +180,7 @@ int http_server_start(struct http_server **out, struct engine *e, const char *ad
 void http_server_stop(struct http_server *h)
 {
     if (!h) return;
+    http_gate_stop(h->gate);
     MHD_stop_daemon(h->d);
     free(h->token);
     free(h);

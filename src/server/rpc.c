@@ -36,6 +36,11 @@ struct reply {
     uint8_t *buf;       /* packed response (code OK) */
     size_t len;
     bool large;         /* the call holds one of the server's large-request slots */
+    uint64_t reserved;  /* bytes of the engine's memory budget the request holds (0 = none) */
+    uint64_t wire;      /* the request message's size */
+    struct cuzk_meter meter;   /* what its decoding and parse allocate (when reserved) */
+    grpc_slice in;      /* the request's bytes, until input_drop */
+    bool in_live;
 };
 
 struct rpc_server;
@@ -86,6 +91,23 @@ struct rpc_server {
 };
 
 /* ------------------------------------------------------------- conversion -- */
+
+/* protobuf-c allocates through the library's seam: a large request's decoded copy is counted
+ * by its allocation meter (util.h). */
+static void *pb_alloc(void *d, size_t n) { (void)d; return cuzk_malloc(n); }
+static void pb_free(void *d, void *p) { (void)d; cuzk_free(p); }
+static ProtobufCAllocator pb_seam = {pb_alloc, pb_free, NULL};
+
+/* The request's wire bytes are no longer needed (its decoded copy holds what is used): give
+ * them back before the parse, the largest allocation. */
+static void input_drop(struct reply *r)
+{
+    if (!r->in_live) return;
+    r->in_live = false;
+    size_t n = GRPC_SLICE_LENGTH(r->in);
+    grpc_slice_unref(r->in);
+    if (r->reserved) cuzk_meter_charge(-(int64_t)n);
+}
 
 static void reply_err(struct reply *r, grpc_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -187,17 +209,17 @@ static bool submit(struct rpc_server *s, const Cuzk__V1__SubmitProofRequest *q, 
     free(vp);
     free(vl);
     if (rc) {
-        cuzk_log(CLOG_WARN, "%s rejected: request_id=%s: %s", rpc, q->request_id, err.msg);
+        cuzk_log(CLOG_WARN, "%s rejected: request_id=%s: %s", rpc, CLOG_ID(q->request_id), err.msg);
         reply_err(r, rc == CUZK_E_BUSY ? GRPC_STATUS_UNAVAILABLE : code_of(rc), "%s", err.msg);
         return false;
     }
-    cuzk_log(CLOG_INFO, "%s: job=%s kind=%s%s", rpc, job_id, engine_kind_name((int)q->proof_kind),
+    cuzk_log(CLOG_INFO, "%s: job=%s kind=%s%s", rpc, CLOG_ID(job_id), engine_kind_name((int)q->proof_kind),
              existing ? " (existing job)" : "");
     return true;
 }
 
 #define UNPACK(type, fn, var, in, n, r, what)                                         \
-    type *var = fn(NULL, n, in);                                                      \
+    type *var = fn(&pb_seam, n, in);                                                      \
     if (!var) {                                                                       \
         reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "malformed %s message (%zu bytes)", \
                   what, n);                                                           \
@@ -230,14 +252,15 @@ static void m_submit(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
            "SubmitProofRequest");
     char job_id[ENGINE_ID_MAX];
     uint32_t pos = 0;
-    if (ids_ok(in, n, path_top, 1, ENGINE_ID_MAX - 1, "request_id", r) &&
-        submit(s, q, "SubmitProof", job_id, &pos, r)) {
+    bool ok = ids_ok(in, n, path_top, 1, ENGINE_ID_MAX - 1, "request_id", r);
+    input_drop(r);
+    if (ok && submit(s, q, "SubmitProof", job_id, &pos, r)) {
         Cuzk__V1__SubmitProofResponse m = CUZK__V1__SUBMIT_PROOF_RESPONSE__INIT;
         m.job_id = job_id;
         m.queue_position = pos;
         reply_msg(r, &m.base);
     }
-    cuzk__v1__submit_proof_request__free_unpacked(q, NULL);
+    cuzk__v1__submit_proof_request__free_unpacked(q, &pb_seam);
 }
 
 static void await_and_reply(struct rpc_server *s, const char *job_id, uint64_t timeout_ms,
@@ -277,7 +300,7 @@ static void m_await(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     if (!q->job_id[0]) reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "AwaitProofRequest.job_id is empty");
     else if (ids_ok(in, n, path_top, 1, ENGINE_ID_MAX - 1, "job_id", r))
         await_and_reply(s, q->job_id, q->timeout_ms, dl, false, r);
-    cuzk__v1__await_proof_request__free_unpacked(q, NULL);
+    cuzk__v1__await_proof_request__free_unpacked(q, &pb_seam);
 }
 
 static void m_prove(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, const uint8_t *in,
@@ -288,13 +311,15 @@ static void m_prove(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
     char job_id[ENGINE_ID_MAX];
     uint32_t pos;
     bool submitted = false;
+    bool ok = q->submit && ids_ok(in, n, path_submit, 2, ENGINE_ID_MAX - 1, "request_id", r);
+    input_drop(r);
     if (!q->submit)
         reply_err(r, GRPC_STATUS_INVALID_ARGUMENT, "ProveRequest.submit is missing");
-    else if (ids_ok(in, n, path_submit, 2, ENGINE_ID_MAX - 1, "request_id", r))
+    else if (ok)
         submitted = submit(s, q->submit, "Prove", job_id, &pos, r);
     /* the engine holds what it needs of the request: the decoded copy and the large-request
      * slot are not kept through the wait */
-    cuzk__v1__prove_request__free_unpacked(q, NULL);
+    cuzk__v1__prove_request__free_unpacked(q, &pb_seam);
     large_release(s, r);
     if (submitted) await_and_reply(s, job_id, 0, dl, true, r);
 }
@@ -314,12 +339,12 @@ static void m_cancel(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     if (rc) {
         reply_err(r, code_of(rc), "%s", err.msg);
     } else {
-        cuzk_log(CLOG_INFO, "CancelProof: job=%s was_running=%d", q->job_id, was_running);
+        cuzk_log(CLOG_INFO, "CancelProof: job=%s was_running=%d", CLOG_ID(q->job_id), was_running);
         Cuzk__V1__CancelProofResponse m = CUZK__V1__CANCEL_PROOF_RESPONSE__INIT;
         m.was_running = was_running;
         reply_msg(r, &m.base);
     }
-    cuzk__v1__cancel_proof_request__free_unpacked(q, NULL);
+    cuzk__v1__cancel_proof_request__free_unpacked(q, &pb_seam);
 }
 
 static void m_status(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, const uint8_t *in,
@@ -328,7 +353,7 @@ static void m_status(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, 
     (void)c; (void)dl;
     UNPACK(Cuzk__V1__GetStatusRequest, cuzk__v1__get_status_request__unpack, q, in, n, r,
            "GetStatusRequest");
-    cuzk__v1__get_status_request__free_unpacked(q, NULL);
+    cuzk__v1__get_status_request__free_unpacked(q, &pb_seam);
     struct engine_snapshot snap;
     struct cuzk_error err;
     if (engine_snapshot(s->e, &snap, &err)) { reply_err(r, code_of(err.code), "%s", err.msg); return; }
@@ -404,7 +429,7 @@ static void m_metrics(struct rpc_server *s, const grpc_call *c, gpr_timespec dl,
     (void)c; (void)dl;
     UNPACK(Cuzk__V1__GetMetricsRequest, cuzk__v1__get_metrics_request__unpack, q, in, n, r,
            "GetMetricsRequest");
-    cuzk__v1__get_metrics_request__free_unpacked(q, NULL);
+    cuzk__v1__get_metrics_request__free_unpacked(q, &pb_seam);
     struct engine_snapshot snap;
     struct cuzk_error err;
     if (engine_snapshot(s->e, &snap, &err)) { reply_err(r, code_of(err.code), "%s", err.msg); return; }
@@ -442,7 +467,7 @@ static void m_preload(struct rpc_server *s, const grpc_call *c, gpr_timespec dl,
         m.load_time_ms = load_ms;
         reply_msg(r, &m.base);
     }
-    cuzk__v1__preload_srs_request__free_unpacked(q, NULL);
+    cuzk__v1__preload_srs_request__free_unpacked(q, &pb_seam);
 }
 
 static void m_evict(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, const uint8_t *in,
@@ -466,7 +491,7 @@ static void m_evict(struct rpc_server *s, const grpc_call *c, gpr_timespec dl, c
         m.freed_bytes = freed;
         reply_msg(r, &m.base);
     }
-    cuzk__v1__evict_srs_request__free_unpacked(q, NULL);
+    cuzk__v1__evict_srs_request__free_unpacked(q, &pb_seam);
 }
 
 static struct method methods[] = {
@@ -554,11 +579,51 @@ static void send_reply(struct call *c, struct reply *r)
     }
 }
 
-/* The end of a large request's decoding: its slot goes to the next one. A Prove call
- * releases it once its job is submitted, before it waits for the proof (holding it through
- * the wait let one 32 GiB PoRep Prove at a time into the engine: the GPU idled between jobs). */
+#define MiB (1024.0 * 1024.0)
+
+/* A large request (RPC_LARGE_REQUEST or more) reserves RPC_PARSE_FACTOR times its size from
+ * the engine's budget before its bytes are copied, and meters its decoding and parse against
+ * that. false: refused (the reply says why). */
+static bool request_reserve(struct rpc_server *s, uint64_t wire, struct reply *r)
+{
+    uint64_t n = wire * RPC_PARSE_FACTOR;
+    char what[192];
+    snprintf(what, sizeof what, "a request of %.1f MiB (%u times its size reserved while it is "
+             "decoded and parsed)", (double)wire / MiB, RPC_PARSE_FACTOR);
+    struct cuzk_error err;
+    cuzk_error_clear(&err);
+    int rc = engine_mem_reserve(s->e, n, what, &err);
+    if (rc) {
+        cuzk_log(CLOG_WARN, "request refused: %s", err.msg);
+        reply_err(r, rc == CUZK_E_NOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : code_of(rc), "%s", err.msg);
+        return false;
+    }
+    r->reserved = n;
+    r->wire = wire;
+    cuzk_meter_begin(&r->meter, n, wire);   /* grpc's received copy */
+    return true;
+}
+
+/* The end of a large request's decoding: its reservation goes back to the budget (a parse
+ * that ran past it becomes RESOURCE_EXHAUSTED naming the budget) and its slot to the next one.
+ * A Prove call releases both once its job is submitted, before it waits for the proof (holding
+ * the slot through the wait let one 32 GiB PoRep Prove at a time into the engine: the GPU idled
+ * between jobs). */
 static void large_release(struct rpc_server *s, struct reply *r)
 {
+    if (r->reserved) {
+        cuzk_meter_end();
+        if (r->meter.over && r->code != GRPC_STATUS_OK)
+            reply_err(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "a request of %.1f MiB needs more than the "
+                      "%.1f MiB (%u times its size) it may take of the memory budget ([memory] "
+                      "total_budget) while it is decoded and parsed: send it in smaller parts",
+                      (double)r->wire / MiB, (double)r->reserved / MiB, RPC_PARSE_FACTOR);
+        cuzk_log(CLOG_DEBUG, "request of %.1f MiB: decoding and parse peaked at %.1f of %.1f MiB%s",
+                 (double)r->wire / MiB, (double)r->meter.peak / MiB, (double)r->reserved / MiB,
+                 r->meter.over ? " (refused)" : "");
+        engine_mem_release(s->e, r->reserved);
+        r->reserved = 0;
+    }
     if (!r->large) return;
     r->large = false;
     pthread_mutex_lock(&s->mu);
@@ -587,7 +652,8 @@ static void *handler_main(void *arg)
     } else {
         /* Large requests are decoded a few at a time: a parse costs several times the
          * message (a 50 MB C1 is ~600 MB of JSON tree), memory the budget does not see. */
-        r.large = s->max_large && grpc_byte_buffer_length(c->payload) >= RPC_LARGE_REQUEST;
+        uint64_t wire = grpc_byte_buffer_length(c->payload);
+        r.large = s->max_large && wire >= RPC_LARGE_REQUEST;
         if (r.large) {
             pthread_mutex_lock(&s->mu);
             while (s->large >= s->max_large) pthread_cond_wait(&s->large_cv, &s->mu);
@@ -595,15 +661,20 @@ static void *handler_main(void *arg)
             pthread_mutex_unlock(&s->mu);
         }
         grpc_byte_buffer_reader rd;
-        if (!grpc_byte_buffer_reader_init(&rd, c->payload)) {
+        if (wire >= RPC_LARGE_REQUEST && !request_reserve(s, wire, &r)) {
+            /* refused: the reply says why */
+        } else if (!grpc_byte_buffer_reader_init(&rd, c->payload)) {
             reply_err(&r, GRPC_STATUS_INVALID_ARGUMENT, "cannot read the request message");
         } else {
-            grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
+            if (r.reserved) cuzk_meter_charge((int64_t)wire);   /* readall's copy */
+            r.in = grpc_byte_buffer_reader_readall(&rd);
+            r.in_live = true;
             grpc_byte_buffer_reader_destroy(&rd);
-            grpc_byte_buffer_destroy(c->payload);   /* sl holds the bytes: one copy less */
+            grpc_byte_buffer_destroy(c->payload);   /* r.in holds the bytes: one copy less */
             c->payload = NULL;
-            c->m->fn(s, c->call, c->deadline, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
-            grpc_slice_unref(sl);
+            if (r.reserved) cuzk_meter_charge(-(int64_t)wire);
+            c->m->fn(s, c->call, c->deadline, GRPC_SLICE_START_PTR(r.in), GRPC_SLICE_LENGTH(r.in), &r);
+            input_drop(&r);
         }
         large_release(s, &r);
     }

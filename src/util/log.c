@@ -70,6 +70,27 @@ static void text_escape(char *out, size_t cap, const char *s)
     out[n] = 0;
 }
 
+char *clog_id(char *out, size_t cap, const char *id)
+{
+    if (!cap) return out;
+    if (cap < 3) { out[0] = 0; return out; }
+    size_t n = 0;
+    out[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *)(id ? id : ""); *p; p++) {
+        char e[5];
+        size_t k;
+        if (*p == '"' || *p == '\\') { e[0] = '\\'; e[1] = (char)*p; k = 2; }
+        else if (*p == ',' || *p < 0x20 || *p == 0x7f) k = (size_t)snprintf(e, sizeof e, "\\x%02x", *p);
+        else { e[0] = (char)*p; k = 1; }
+        if (n + k + 2 > cap) break;   /* room for the closing quote and the NUL */
+        memcpy(out + n, e, k);
+        n += k;
+    }
+    out[n++] = '"';
+    out[n] = 0;
+    return out;
+}
+
 void cuzk_log(int level, const char *fmt, ...)
 {
     if (level > g_level) return;
@@ -115,7 +136,7 @@ void clog_timeline(const char *event, const char *job_id, const char *fmt, ...)
         json_escape(ejob, sizeof ejob, job_id);
         json_escape(edetail, sizeof edetail, detail);
     } else {
-        text_escape(ejob, sizeof ejob, job_id);
+        clog_id(ejob, sizeof ejob, job_id);
         text_escape(edetail, sizeof edetail, detail);
     }
     pthread_mutex_lock(&g_mu);

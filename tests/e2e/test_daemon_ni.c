@@ -216,8 +216,8 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
                 CUZK_E_VERIFY_FAILED, err);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     char *log = h_slurp(d.err_path);
-    ASSERT_STR_CONTAINS(log, "aggregate verified: job=ni-agg proofs=13 padded=16");
-    const char *line = strstr(log, "aggregate verified: job=ni-agg");
+    ASSERT_STR_CONTAINS(log, "aggregate verified: job=\"ni-agg\" proofs=13 padded=16");
+    const char *line = strstr(log, "aggregate verified: job=\"ni-agg\"");
     const char *eol = line ? strchr(line, '\n') : NULL;
     printf("daemon: %.*s\n", line ? (int)(eol ? eol - line : (long)strlen(line)) : 0, line ? line : "");
     free(log);

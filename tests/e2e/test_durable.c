@@ -133,11 +133,11 @@ static int await_job(struct cz_client *c, const char *job, uint64_t timeout_ms,
     return st;
 }
 
-/* How many times the log says job id completed ("proof completed: job=<id> "). */
+/* How many times the log says job id completed ("proof completed: job=\"<id>\" "). */
 static int completions(const char *log, const char *id)
 {
     char pat[160];
-    snprintf(pat, sizeof pat, "proof completed: job=%s ", id);
+    snprintf(pat, sizeof pat, "proof completed: job=\"%s\" ", id);
     int n = 0;
     for (const char *p = log; (p = strstr(p, pat)); p += strlen(pat)) n++;
     return n;
@@ -264,7 +264,7 @@ TEST_T(kill9_during_batch_every_job_completes_once, 600)
     char *log2 = h_slurp(d.err_path);
     if (completions(log1, last) == 0) {
         char pat[100];
-        snprintf(pat, sizeof pat, "request_id=%s matches an existing job (in progress)", last);
+        snprintf(pat, sizeof pat, "request_id=\"%s\" matches an existing job (in progress)", last);
         ASSERT_STR_CONTAINS(log2, pat);
     }
     free(log2);
@@ -520,7 +520,7 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     ASSERT_MSG(on_prover <= 1, "%u partitions counted on the one prover", on_prover);
     /* waiting for the kept jobs' partitions (what the drain did before) would take kept x one
      * proof: the drain must take well under half of that */
-    const char *pc = strstr(log1, "proof completed: job=j00 ");
+    const char *pc = strstr(log1, "proof completed: job=\"j00\" ");
     unsigned long long gpu_ms = 0;
     ASSERT(pc && strstr(pc, "gpu_ms=") && sscanf(strstr(pc, "gpu_ms="), "gpu_ms=%llu", &gpu_ms) == 1);
     double waiting_s = (double)kept * (double)gpu_ms / 1000.0;
@@ -720,7 +720,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     usleep(500000);   /* accepted, loading its SRS: far from finished (the proof takes ~15 s) */
     ASSERT_EQ_INT(h_stop(&d, SIGKILL, 10), 128 + SIGKILL);
     char *log1 = h_slurp(d.err_path);
-    ASSERT_MSG(!strstr(log1, "proof completed: job=porep-crash"), "finished before the kill");
+    ASSERT_MSG(!strstr(log1, "proof completed: job=\"porep-crash\""), "finished before the kill");
     free(log1);
     h_start_or_fail(&d, cfg, 60);
     char *log2 = h_slurp(d.err_path);

@@ -325,3 +325,49 @@ TEST(malformed_inputs)
     cuzk_free(inner);
     fil_c1_free(&c);
 }
+
+/* The wrapper parse under an allocation meter (util.h), as the daemon runs a large request's:
+ * a real C1 fits in the share the daemon gives it (RPC_PARSE_FACTOR = 16 times the request,
+ * one of which is the request's own decoded copy), it runs again within what it peaked at (+6%:
+ * glibc may hand out a larger block than asked), half of that fails with CUZK_E_NOMEM (not a
+ * format error), and everything it allocated and freed is credited back. */
+TEST(wrapper_parse_within_meter)
+{
+    static const char *names[] = {"StackedDrg2KiBV1_1", "StackedDrg512MiBV1_1"};
+    for (size_t t = 0; t < 2; t++) {
+        struct fil_c1 c, d;
+        gen(&c, fil_seal_proof_by_name(names[t]), test_seed() + t);
+        char *js;
+        size_t n;
+        ASSERT_OK(fil_c1_write_wrapper(&js, &n, &c, E), E);
+        struct cuzk_meter m;
+        cuzk_meter_begin(&m, (uint64_t)n * 15, 0);
+        int rc = fil_c1_parse_wrapper(&d, js, n, E);
+        uint64_t peak = m.peak, left = m.used;
+        bool over = m.over;
+        fil_c1_free(&d);
+        uint64_t after_free = m.used;
+        cuzk_meter_end();
+        ASSERT_OK(rc, E);
+        ASSERT(!over);
+        printf("%s: wrapper %zu bytes, parse peaked at %.2f x\n", names[t], n, (double)peak / (double)n);
+        /* the inner tree alone is several times the decoded text (3/4 of the wrapper) */
+        ASSERT_MSG(peak > (uint64_t)n * 3, "peak %llu for %zu bytes: the tree was not metered",
+                   (unsigned long long)peak, n);
+        ASSERT_MSG(left > 0 && after_free == 0, "used %llu after the parse, %llu after fil_c1_free",
+                   (unsigned long long)left, (unsigned long long)after_free);
+        cuzk_meter_begin(&m, peak / 2, 0);
+        rc = fil_c1_parse_wrapper(&d, js, n, E);
+        over = m.over;
+        cuzk_meter_end();
+        ASSERT_EQ_INT(rc, CUZK_E_NOMEM);
+        ASSERT(over);
+        cuzk_meter_begin(&m, peak + peak / 16, 0);
+        rc = fil_c1_parse_wrapper(&d, js, n, E);
+        cuzk_meter_end();
+        ASSERT_OK(rc, E);
+        fil_c1_free(&d);
+        cuzk_free(js);
+        fil_c1_free(&c);
+    }
+}
