@@ -149,6 +149,14 @@ $(PROTO_OBJ): $(PROTO_C)
 
 $(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1
 $(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): | $(PROTO_H)
+# the status page (GET /): src/server/page.html as a byte array, made with od and sed only
+$(GEN_DIR)/status_page.h: src/server/page.html
+	@mkdir -p $(GEN_DIR)
+	{ echo '/* generated from src/server/page.html by the Makefile: do not edit */'; \
+	  echo 'static const unsigned char status_page[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/server/http.o: $(GEN_DIR)/status_page.h
 $(SRV_LIB): $(SRV_OBJ) $(PROTO_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

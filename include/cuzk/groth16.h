@@ -270,7 +270,10 @@ struct g16_params_info {
 int g16_params_info(struct g16_params_info *out, const char *path, struct cuzk_error *err);
 
 /* g16_params_read with options. progress: -1 = automatic (files over 1 GiB print a line to
- * stderr every ~10%), 0 = off, 1 = on. use_cache: consult and (after a FULL validation)
+ * stderr every ~10%, or one line redrawn on a terminal: progress.h), 0 = off, 1 = on.
+ * tracker: the caller's progress counters (a status page reads them while the file loads;
+ * phases "reading and checking", "reading", "checking", counted in point bytes); NULL: an
+ * internal one. use_cache: consult and (after a FULL validation)
  * write "<file>.validated". report may be NULL. */
 /* A point checker that replaces the CPU's subgroup checks of a FULL validation (the GPU's:
  * gpu_g1_check_points / gpu_g2_check_points): *bad = index of the first of n points off the
@@ -282,11 +285,13 @@ struct g16_point_checker {
               struct cuzk_error *err);
     void *self;
 };
+struct cuzk_progress;   /* progress.h (not included: this header is also read by the CUDA C++) */
 struct g16_params_read_opts {
     enum g16_validate mode;
     bool use_cache;
     int progress;
     const struct g16_point_checker *checker;   /* NULL: all checks on the CPU */
+    struct cuzk_progress *tracker;             /* NULL: none of the caller's */
 };
 struct g16_params_read_report {
     bool cache_hit;         /* the cache matched: curve/subgroup checks were skipped */
