@@ -333,6 +333,10 @@ $(BUILD)/tests/e2e/test_deadline_bench: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cu
         $(FIL_LIB) scripts/deadline-bench.sh scripts/timeline-report.sh
 $(BUILD)/tests/e2e/test_deadline_bench: ALL_CFLAGS += -DCUZK_CLIENT=1 -DCUZK_REPO_DIR=\"$(CURDIR)\"
 $(BUILD)/tests/e2e/test_deadline_bench: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# the status page in headless Chromium (tests/e2e/test_page.c): the daemon, cuzk-bench, cuzk-params
+$(BUILD)/tests/e2e/test_page: $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon \
+        $(BUILD)/bin/cuzk-bench $(BUILD)/bin/cuzk-params
+$(BUILD)/tests/e2e/test_page: TEST_LIBS += $(BUILD)/obj/tests/e2e/daemon_harness.o -ljansson
 # TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1
 $(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench $(FIL_LIB)

@@ -315,9 +315,9 @@ struct engine_kind_stats {
 };
 /* A job that finished lately (newest first), with where its time went. Phases are [start, end)
  * offsets from the submit in milliseconds, over all partitions (first start, last end; the
- * partitions overlap); a phase that did not run is {0, 0}. */
+ * partitions overlap); ran is false for a phase that never ran. */
 #define ENGINE_RECENT 32
-struct engine_phase_span { uint64_t start_ms, end_ms; };
+struct engine_phase_span { bool ran; uint64_t start_ms, end_ms; };
 struct engine_recent_snap {
     char id[ENGINE_ID_MAX];
     int kind, status;

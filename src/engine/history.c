@@ -25,11 +25,12 @@ static int64_t unix_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* [start, end) of a span as milliseconds after base; {0, 0} if it never ran */
+/* [start, end) of a span as milliseconds after base; ran false if it never ran */
 static struct engine_phase_span rel(const uint64_t sp[2], uint64_t base)
 {
-    struct engine_phase_span r = {0, 0};
+    struct engine_phase_span r = {false, 0, 0};
     if (!sp[0] || sp[0] < base) return r;
+    r.ran = true;
     r.start_ms = (sp[0] - base) / NS_PER_MS;
     r.end_ms = (sp[1] - base) / NS_PER_MS;
     return r;

@@ -18,7 +18,7 @@ static const char *const prio_names[5] = {"unspecified", "low", "normal", "high"
 
 static json_t *span(struct engine_phase_span p)
 {
-    if (!p.start_ms && !p.end_ms) return json_null();
+    if (!p.ran) return json_null();
     return json_pack("[I,I]", (json_int_t)p.start_ms, (json_int_t)p.end_ms);
 }
 
@@ -44,12 +44,14 @@ static void add_history(json_t *root, const struct engine_snapshot *s)
     json_t *recent = json_array();
     for (size_t i = 0; i < s->n_recent; i++) {
         const struct engine_recent_snap *r = &s->recent[i];
-        struct engine_phase_span q = {0, r->queue_ms};
-        json_array_append_new(recent, json_pack("{s:s,s:s,s:s,s:i,s:I,s:I,s:I,s:{s:o,s:o,s:o,s:o}}",
+        /* the key load a partition waited for, right after it was picked up */
+        struct engine_phase_span q = {true, 0, r->queue_ms};
+        struct engine_phase_span k = {r->srs_wait_ms > 0, r->queue_ms, r->queue_ms + r->srs_wait_ms};
+        json_array_append_new(recent, json_pack("{s:s,s:s,s:s,s:i,s:I,s:I,s:I,s:{s:o,s:o,s:o,s:o,s:o}}",
             "job_id", r->id, "proof_kind", engine_kind_name(r->kind), "state",
             engine_status_name(r->status), "partitions", (int)r->n_parts, "finished_unix_ms",
             (json_int_t)r->finished_unix_ms, "total_ms", (json_int_t)r->total_ms, "srs_wait_ms",
-            (json_int_t)r->srs_wait_ms, "phases", "queue", span(q), "synthesis", span(r->synthesis),
+            (json_int_t)r->srs_wait_ms, "phases", "queue", span(q), "srs_load", span(k), "synthesis", span(r->synthesis),
             "gpu", span(r->gpu), "verify", span(r->verify)));
     }
     json_object_set_new(root, "recent_proofs", recent);
