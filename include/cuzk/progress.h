@@ -42,6 +42,8 @@ void cuzk_progress_phase(struct cuzk_progress *p, const char *phase, uint64_t to
 void cuzk_progress_add(struct cuzk_progress *p, uint64_t n);
 /* done is now `done` in all (callbacks that report a running total). */
 void cuzk_progress_set(struct cuzk_progress *p, uint64_t done);
+/* Print the line now, due or not (a terminal's line after other output went above it). */
+void cuzk_progress_print(struct cuzk_progress *p);
 /* The phase ended: the last line (its count, how long it took) and, on a terminal, the end
  * of the line. */
 void cuzk_progress_end(struct cuzk_progress *p);

@@ -157,6 +157,11 @@ void cuzk_progress_add(struct cuzk_progress *p, uint64_t n)
     if (p->out) maybe_emit(p, d, cuzk_now_ns());
 }
 
+void cuzk_progress_print(struct cuzk_progress *p)
+{
+    if (p->out) emit(p, cuzk_now_ns());
+}
+
 void cuzk_progress_end_at(struct cuzk_progress *p, uint64_t now_ns)
 {
     if (!p->out) return;
