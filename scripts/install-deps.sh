@@ -5,7 +5,8 @@ set -e
 PKGS="make gcc clang libgmp-dev libssl-dev pkg-config curl libsqlite3-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libmicrohttpd-dev libjansson-dev libsystemd-dev python3-grpcio python3-protobuf \
-openssl"   # openssl: the CLI tests/e2e/test_security.c makes its TLS certificates with
+openssl chromium"   # openssl: the CLI tests/e2e/test_security.c makes its TLS certificates with;
+# chromium: the headless browser tests/e2e/test_page.c drives against the status page
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -31,8 +31,9 @@ static struct engine_phase_span rel(const uint64_t sp[2], uint64_t base)
     struct engine_phase_span r = {false, 0, 0};
     if (!sp[0] || sp[0] < base) return r;
     r.ran = true;
-    r.start_ms = (sp[0] - base) / NS_PER_MS;
-    r.end_ms = (sp[1] - base) / NS_PER_MS;
+    /* rounded as the job's result timings are, so the spans and queue_ms / total_ms order */
+    r.start_ms = (sp[0] - base + NS_PER_MS / 2) / NS_PER_MS;
+    r.end_ms = (sp[1] - base + NS_PER_MS / 2) / NS_PER_MS;
     return r;
 }
 

@@ -242,6 +242,43 @@ TEST_T(status_page_in_chromium, 600)
         snprintf(pat, sizeof pat, "data-loading=\"synthetic-%d\"", BIG);
         ASSERT_STR_CONTAINS(dom, pat);
     }
+    /* /status itself: the queue by priority agrees with the job list, and each completed
+     * proof's phases come in the order a partition goes through them, within its total */
+    json_t *q;
+    size_t qi;
+    json_array_foreach(json_object_get(after, "queue"), qi, q) {
+        if (strcmp(json_string_value(json_object_get(q, "proof_kind")), "synthetic")) continue;
+        int high = 0, queued = 0;
+        size_t ji;
+        json_t *j;
+        json_array_foreach(json_object_get(after, "pipelines"), ji, j) {
+            if (strcmp(json_string_value(json_object_get(j, "state")), "QUEUED")) continue;
+            queued++;
+            high += json_integer_value(json_object_get(j, "priority")) == 3;
+        }
+        json_t *bp = json_object_get(q, "queued_by_priority");
+        ASSERT_EQ_INT(json_integer_value(json_object_get(bp, "high")), high);
+        ASSERT_EQ_INT(json_integer_value(json_object_get(q, "queued_jobs")), queued);
+    }
+    json_t *r;
+    size_t ri;
+    int checked = 0;
+    json_array_foreach(json_object_get(after, "recent_proofs"), ri, r) {
+        if (strncmp(json_string_value(json_object_get(r, "job_id")), "page-ok-", 8)) continue;
+        json_t *ph = json_object_get(r, "phases");
+        json_t *sy = json_object_get(ph, "synthesis"), *gp = json_object_get(ph, "gpu"),
+               *ve = json_object_get(ph, "verify"), *qu = json_object_get(ph, "queue");
+        ASSERT(json_is_array(sy) && json_is_array(gp) && json_is_array(ve) && json_is_array(qu));
+#define AT(a, i) json_integer_value(json_array_get(a, i))
+        long long total = json_integer_value(json_object_get(r, "total_ms"));
+        ASSERT(AT(qu, 1) <= AT(sy, 0) && AT(sy, 0) <= AT(sy, 1));
+        ASSERT(AT(sy, 0) <= AT(gp, 0) && AT(gp, 0) <= AT(gp, 1));
+        ASSERT(AT(gp, 0) <= AT(ve, 0) && AT(ve, 0) <= AT(ve, 1) && AT(ve, 1) <= total);
+        ASSERT(AT(gp, 1) <= AT(ve, 1));
+#undef AT
+        checked++;
+    }
+    ASSERT_EQ_INT(checked, 3);
     /* keys resident: the small key read in memory, in host memory (no GPU here) */
     ASSERT_STR_CONTAINS(dom, "data-key=\"synthetic-1024\"");
     ASSERT_STR_CONTAINS(dom, "none: proving on the CPU");
