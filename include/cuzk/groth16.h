@@ -175,7 +175,7 @@ struct g16_fixed_base {
     void *self;
     /* NULL: silent. Else called once the QAP is evaluated (done 0) and after each slice of a
      * query's multiplications (h, ic, l, a, b_g1, b_g2; slices of 1/16 of the query, at least
-     * 2^16 points) with the multiplications done and in all, in G1 points (a G2 point counts
+     * 2^12 points) with the multiplications done and in all, in G1 points (a G2 point counts
      * 3): enough for a progress line with an ETA. */
     void (*progress)(void *pctx, const char *query, uint64_t done, uint64_t total);
     void *pctx;

@@ -253,7 +253,7 @@ static int fbm_done(struct fbm *m, const char *query, uint64_t points, int rc)
 }
 /* With a progress callback the multiplications of a query run in slices of FBM_SLICE points or
  * more (each point's product is independent: the same key), so a long query reports as it goes. */
-#define FBM_SLICE ((size_t)1 << 16)
+#define FBM_SLICE ((size_t)1 << 12)
 static size_t fbm_slice(const struct fbm *m, size_t n)
 {
     if (!m->ext || !m->ext->progress) return n ? n : 1;
