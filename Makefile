@@ -92,7 +92,7 @@ test-asan:
 # ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs, the key
 # reader with its checker thread); the gRPC/daemon e2e tests are left out because Debian's grpc
 # is not TSan-instrumented.
-TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu tests/groth16/test_params tests/groth16/test_shape
+TSAN_TESTS := tests/util/test_pool tests/util/test_progress tests/e2e/test_engine_gpu tests/groth16/test_params tests/groth16/test_shape
 test-tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)
@@ -336,6 +336,8 @@ $(BUILD)/tests/e2e/test_deadline_bench: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -lja
 # the status page in headless Chromium (tests/e2e/test_page.c): the daemon, cuzk-bench, cuzk-params
 $(BUILD)/tests/e2e/test_page: $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon \
         $(BUILD)/bin/cuzk-bench $(BUILD)/bin/cuzk-params
+$(BUILD)/tests/e2e/test_page: $(GEN_DIR)/status_page.h
+$(BUILD)/tests/e2e/test_page: ALL_CFLAGS += -I$(GEN_DIR)
 $(BUILD)/tests/e2e/test_page: TEST_LIBS += $(BUILD)/obj/tests/e2e/daemon_harness.o -ljansson
 # TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1
 $(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \

@@ -5,8 +5,12 @@
  * states, the counters, the error, the key load in progress. It saves a screenshot as
  * <build>/status-page.png. Without the token in the address the page asks for it and shows
  * nothing. Needs Debian's chromium (scripts/install-deps.sh installs it); skipped without. */
+#include <arpa/inet.h>
 #include <jansson.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,7 @@
 
 #include "cuzk/groth16.h"
 #include "daemon_harness.h"
+#include "status_page.h"   /* the page the daemon serves (build/gen, from src/server/page.html) */
 #include "test.h"
 
 #define TOKEN "page-test-token-0123456789abcdef"
@@ -322,4 +327,192 @@ TEST_T(status_page_in_chromium, 600)
         free(log);
     }
     h_stop_and_clean(&d, 30);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The page's drawing of what this CI machine cannot produce (GPUs with NVML gauges, keys in
+ * VRAM, a key load, a long queue, markup in an error): the same page bytes, served with a
+ * /status document written here, so every value drawn is known. */
+
+#define GiB (1024.0 * 1024 * 1024)
+static const char FAKE_STATUS[] =
+    "{\"uptime_secs\": 3725, \"now_unix_ms\": 1796670000000,"
+    "\"memory\": {\"total_bytes\": 274877906944, \"used_bytes\": 137438953472, \"available_bytes\": 137438953472,"
+    "  \"pinned_bytes\": 0, \"pinned_peak_bytes\": 0},"
+    "\"synthesis\": {\"max_concurrent\": 18, \"active\": 5},"
+    "\"pipelines\": ["
+    "  {\"job_id\": \"job-a\", \"proof_kind\": \"porep-c2\", \"priority\": 2, \"state\": \"RUNNING\", \"started_secs_ago\": 95,"
+    "   \"total_partitions\": 10, \"partitions_done\": 3, \"partitions\": ["
+    "    {\"index\": 0, \"state\": \"done\", \"synth_ms\": 1, \"gpu_ms\": 2}, {\"index\": 1, \"state\": \"done\", \"synth_ms\": 1, \"gpu_ms\": 2},"
+    "    {\"index\": 2, \"state\": \"done\", \"synth_ms\": 1, \"gpu_ms\": 2}, {\"index\": 3, \"state\": \"gpu\", \"synth_ms\": 1, \"gpu_ms\": 0},"
+    "    {\"index\": 4, \"state\": \"synth_done\", \"synth_ms\": 1, \"gpu_ms\": 0}, {\"index\": 5, \"state\": \"synth_done\", \"synth_ms\": 1, \"gpu_ms\": 0},"
+    "    {\"index\": 6, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0}, {\"index\": 7, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0},"
+    "    {\"index\": 8, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0}, {\"index\": 9, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0}]},"
+    "  {\"job_id\": \"job-b\", \"proof_kind\": \"porep-c2\", \"priority\": 4, \"state\": \"QUEUED\", \"started_secs_ago\": 3,"
+    "   \"total_partitions\": 1, \"partitions_done\": 0, \"partitions\": [{\"index\": 0, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0}]},"
+    "  {\"job_id\": \"job-c\", \"proof_kind\": \"porep-c2\", \"priority\": 2, \"state\": \"QUEUED\", \"started_secs_ago\": 2,"
+    "   \"total_partitions\": 1, \"partitions_done\": 0, \"partitions\": [{\"index\": 0, \"state\": \"pending\", \"synth_ms\": 0, \"gpu_ms\": 0}]},"
+    "  {\"job_id\": \"job-d\", \"proof_kind\": \"porep-c2\", \"priority\": 2, \"state\": \"COMPLETED\", \"started_secs_ago\": 200,"
+    "   \"total_partitions\": 1, \"partitions_done\": 1, \"partitions\": [{\"index\": 0, \"state\": \"done\", \"synth_ms\": 1, \"gpu_ms\": 1}]}],"
+    "\"pipelines_total\": 4, \"pipelines_offset\": 0,"
+    "\"gpu_workers\": [],"
+    "\"gpus\": ["
+    "  {\"ordinal\": 0, \"name\": \"Fake H100\", \"vram_total_bytes\": 85899345920, \"vram_free_bytes\": 21474836480,"
+    "   \"workers\": 2, \"busy_workers\": 1, \"current_job\": \"job-a\", \"current_proof_kind\": \"porep-c2\","
+    "   \"utilization_percent\": 87, \"temperature_celsius\": 71, \"power_watts\": 312.5,"
+    "   \"throttle_reasons\": [\"sw_power_cap\"], \"pcie\": {\"rx_bytes_per_s\": 1073741824}},"
+    "  {\"ordinal\": 1, \"name\": \"Fake H100\", \"vram_total_bytes\": 85899345920, \"vram_free_bytes\": 85899345920,"
+    "   \"workers\": 2, \"busy_workers\": 0, \"current_job\": null, \"current_proof_kind\": null,"
+    "   \"utilization_percent\": 3, \"temperature_celsius\": 40, \"power_watts\": 70.0,"
+    "   \"throttle_reasons\": [], \"pcie\": {\"rx_bytes_per_s\": 0}}],"
+    "\"prover\": {\"device\": \"gpu\", \"reason\": \"\"},"
+    "\"allocations\": {\"srs\": ["
+    "  {\"circuit_id\": \"porep-32g\", \"tier\": \"vram\", \"host_copy\": false, \"vram_gpus\": [0, 1], \"bytes\": 50000000000,"
+    "   \"load_ms\": 61000, \"last_used_secs_ago\": 0, \"ref_count\": 4, \"evictable\": false},"
+    "  {\"circuit_id\": \"wpost-32g\", \"tier\": \"host\", \"host_copy\": true, \"vram_gpus\": [], \"bytes\": 1000000000,"
+    "   \"load_ms\": 2000, \"last_used_secs_ago\": 120, \"ref_count\": 0, \"evictable\": true}],"
+    "  \"srs_validation\": \"full\"},"
+    "\"counters\": {\"total_completed\": 41, \"total_failed\": 2, \"total_cancelled\": 0, \"queue_depth\": 2, \"running_jobs\": 1},"
+    "\"queue\": [{\"proof_kind\": \"porep-c2\", \"queued_jobs\": 2, \"running_jobs\": 1, \"queued_partitions\": 6,"
+    "  \"queued_by_priority\": {\"low\": 0, \"normal\": 1, \"high\": 0, \"critical\": 1}},"
+    "  {\"proof_kind\": \"synthetic\", \"queued_jobs\": 0, \"running_jobs\": 0, \"queued_partitions\": 0,"
+    "  \"queued_by_priority\": {\"low\": 0, \"normal\": 0, \"high\": 0, \"critical\": 0}}],"
+    "\"recent_proofs\": [{\"job_id\": \"job-d\", \"proof_kind\": \"porep-c2\", \"state\": \"COMPLETED\", \"partitions\": 1,"
+    "  \"finished_unix_ms\": 1796669990000, \"total_ms\": 40000, \"srs_wait_ms\": 10000,"
+    "  \"phases\": {\"queue\": [0, 2000], \"srs_load\": [2000, 12000], \"synthesis\": [12000, 30000],"
+    "  \"gpu\": [30000, 38000], \"verify\": [38000, 40000]}}],"
+    "\"errors\": [{\"unix_ms\": 1796669000000, \"secs_ago\": 1000, \"job_id\": \"job-x\", \"proof_kind\": \"porep-c2\","
+    "  \"message\": \"partition 2 synthesis failed: <script>document.title='owned'</script><img src=x>\"}],"
+    "\"loading\": [{\"circuit_id\": \"snap-32g\", \"phase\": \"reading and checking\", \"bytes_done\": 1073741824,"
+    "  \"bytes_total\": 4294967296, \"elapsed_ms\": 10000, \"bytes_per_s\": 107374182, \"eta_s\": 42}]}";
+
+struct fake { int fd; volatile int stop; };
+
+/* One request per connection: "/" is the page, "/status..." the document above. */
+static void *fake_serve(void *arg)
+{
+    struct fake *f = arg;
+    while (!f->stop) {
+        int c = accept(f->fd, NULL, NULL);
+        if (c < 0) continue;
+        char req[4096];
+        size_t n = 0;
+        while (n < sizeof req - 1) {
+            ssize_t k = read(c, req + n, sizeof req - 1 - n);
+            if (k <= 0) break;
+            n += (size_t)k;
+            req[n] = 0;
+            if (strstr(req, "\r\n\r\n")) break;
+        }
+        req[n] = 0;
+        bool status = !strncmp(req, "GET /status", 11);
+        const char *body = status ? FAKE_STATUS : (const char *)status_page;
+        size_t len = status ? strlen(FAKE_STATUS) : sizeof status_page - 1;
+        char hdr[256];
+        int h = snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                         "Connection: close\r\n\r\n", status ? "application/json" : "text/html; charset=utf-8", len);
+        if (write(c, hdr, (size_t)h) == h && write(c, body, len) == (ssize_t)len) { /* sent */ }
+        close(c);
+    }
+    return NULL;
+}
+
+TEST_T(status_page_draws_gpus_loads_and_escapes, 180)
+{
+    if (!have_chromium()) test_skip("chromium not installed (scripts/install-deps.sh installs it)");
+    char dir[256];
+    h_tmpdir(dir, sizeof dir);
+    struct fake f = {socket(AF_INET, SOCK_STREAM, 0), 0};
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    ASSERT(!bind(f.fd, (struct sockaddr *)&a, sizeof a) && !listen(f.fd, 16) &&
+           !getsockname(f.fd, (struct sockaddr *)&a, &al));
+    pthread_t th;
+    ASSERT(!pthread_create(&th, NULL, fake_serve, &f));
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", ntohs(a.sin_port));
+    char *dom = chromium(dir, url, NULL);
+    ASSERT_STR_CONTAINS(dom, "data-ready=\"1\"");
+    /* the header */
+    ASSERT_EQ_INT(dom_number(dom, "completed"), 41);
+    ASSERT_EQ_INT(dom_number(dom, "failed"), 2);
+    ASSERT_EQ_INT(dom_number(dom, "queued"), 2);
+    ASSERT_STR_CONTAINS(dom, "id=\"uptime\">1h02m<");
+    /* GPUs: VRAM used of total, the gauges by their unit, nested objects flattened */
+    ASSERT_STR_CONTAINS(dom, "data-gpu=\"0\"");
+    ASSERT_STR_CONTAINS(dom, "data-gpu=\"1\"");
+    ASSERT_STR_CONTAINS(dom, "60.0 GiB / 80.0 GiB");
+    ASSERT_STR_CONTAINS(dom, "0 B / 80.0 GiB");
+    ASSERT_STR_CONTAINS(dom, "1 of 2 workers busy · porep-c2 job-a");
+    ASSERT_STR_CONTAINS(dom, "data-gauge=\"utilization_percent\"");
+    ASSERT_STR_CONTAINS(dom, "width: 87%;");
+    ASSERT_STR_CONTAINS(dom, "87 %");
+    ASSERT_STR_CONTAINS(dom, "71 °C");
+    ASSERT_STR_CONTAINS(dom, "312.5 W");
+    ASSERT_STR_CONTAINS(dom, "sw_power_cap");
+    ASSERT_STR_CONTAINS(dom, "data-gauge=\"pcie_rx_bytes_per_s\"");
+    ASSERT_STR_CONTAINS(dom, "1.0 GiB/s");
+    ASSERT_EQ_INT(count(dom, "data-gauge=\"temperature_celsius\""), 2);
+    /* keys: where each is */
+    const char *k = strstr(dom, "data-key=\"porep-32g\"");
+    ASSERT(k);
+    ASSERT(strstr(k, "GPU 0, GPU 1") && strstr(k, "GPU 0, GPU 1") < strstr(k, "</tr>"));
+    k = strstr(dom, "data-key=\"wpost-32g\"");
+    ASSERT(k && strstr(k, "host memory") < strstr(k, "</tr>"));
+    /* the key load: a quarter, its rate and ETA */
+    k = strstr(dom, "data-loading=\"snap-32g\"");
+    ASSERT(k);
+    ASSERT_STR_CONTAINS(k, "reading and checking");
+    ASSERT_STR_CONTAINS(k, "width: 25%;");
+    ASSERT_STR_CONTAINS(k, "1.0 GiB / 4.0 GiB");
+    ASSERT_STR_CONTAINS(k, "102.4 MiB/s");
+    ASSERT_STR_CONTAINS(k, "42.0 s");
+    /* the queue by priority; idle kinds left out */
+    k = strstr(dom, "data-kind=\"porep-c2\"");
+    ASSERT(k);
+    ASSERT_STR_CONTAINS(k, "<td class=\"num\">1</td><td class=\"num\">1</td><td class=\"num\">0</td>"
+                           "<td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">6</td>");
+    ASSERT(!strstr(dom, "data-kind=\"synthetic\""));
+    /* jobs: unfinished ones only, a square per partition in its state */
+    ASSERT_EQ_INT(count(dom, "data-job=\""), 3);
+    ASSERT(!strstr(dom, "data-job=\"job-d\""));
+    k = strstr(dom, "data-job=\"job-a\"");
+    ASSERT(k);
+    const char *end = strstr(k, "</tr>");
+    int done = 0, pending = 0, gpu = 0;
+    for (const char *p = k; (p = strstr(p, "<i class=\"")) && p < end; p++) {
+        done += !strncmp(p + 10, "done\"", 5);
+        pending += !strncmp(p + 10, "pending\"", 8);
+        gpu += !strncmp(p + 10, "gpu\"", 4);
+    }
+    ASSERT(done == 3 && pending == 4 && gpu == 1);
+    ASSERT_STR_CONTAINS(k, "3 / 10");
+    ASSERT_STR_CONTAINS(strstr(dom, "data-job=\"job-b\""), "critical");
+    /* the timeline: each phase at its place on the scale of the longest proof (40 s) */
+    k = strstr(dom, "data-recent=\"job-d\"");
+    ASSERT(k);
+    ASSERT_STR_CONTAINS(k, "class=\"srs_load\" title=\"srs load 2000–12000 ms\" style=\"left: 5%; width: 25%;\"");
+    ASSERT_STR_CONTAINS(k, "class=\"gpu\" title=\"gpu 30000–38000 ms\" style=\"left: 75%; width: 20%;\"");
+    /* an error's markup is text: escaped in the DOM, no element made from it */
+    ASSERT_STR_CONTAINS(dom, "&lt;script&gt;document.title='owned'&lt;/script&gt;&lt;img src=x&gt;");
+    ASSERT_EQ_INT(count(dom, "<script"), 1);
+    ASSERT(!strstr(dom, "<img"));
+    ASSERT_STR_CONTAINS(dom, "<title>cuzk status</title>");
+    free(dom);
+    char png[PATH_MAX];
+    snprintf(png, sizeof png, "%s/../status-page-gpus.png", h_bin_dir());
+    free(chromium(dir, url, png));
+    struct stat st;
+    ASSERT_MSG(!stat(png, &st) && st.st_size > 10000, "no screenshot at %s", png);
+    printf("    screenshot: %s\n", png);
+    f.stop = 1;
+    shutdown(f.fd, SHUT_RDWR);
+    close(f.fd);
+    pthread_join(th, NULL);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ_INT(system(cmd), 0);
 }
