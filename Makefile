@@ -92,7 +92,7 @@ test-asan:
 # ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs, the key
 # reader with its checker thread); the gRPC/daemon e2e tests are left out because Debian's grpc
 # is not TSan-instrumented.
-TSAN_TESTS := tests/util/test_pool tests/util/test_progress tests/e2e/test_engine_gpu tests/groth16/test_params tests/groth16/test_shape
+TSAN_TESTS := tests/util/test_pool tests/util/test_progress tests/e2e/test_engine_gpu tests/e2e/test_engine_status tests/groth16/test_params tests/groth16/test_shape
 test-tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)
@@ -207,6 +207,10 @@ test: $(E2E_PY)
 $(BUILD)/tests/e2e/test_engine_gpu: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_gpu: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_engine_gpu: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+# the status snapshot's key load, recent proofs and errors (tests/e2e/test_engine_status.c)
+$(BUILD)/tests/e2e/test_engine_status: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
+$(BUILD)/tests/e2e/test_engine_status: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_engine_status: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 # the engine's SnarkPack step on proofs the test makes (tests/e2e/test_engine_aggregate.c)
 $(BUILD)/tests/e2e/test_engine_aggregate: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_aggregate: ALL_CFLAGS += -DCUZK_CLIENT=1
