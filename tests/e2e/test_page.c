@@ -456,6 +456,18 @@ TEST_T(status_page_draws_gpus_loads_and_escapes, 180)
     ASSERT_STR_CONTAINS(dom, "data-gauge=\"pcie_rx_bytes_per_s\"");
     ASSERT_STR_CONTAINS(dom, "1.0 GiB/s");
     ASSERT_EQ_INT(count(dom, "data-gauge=\"temperature_celsius\""), 2);
+    /* keys resident per GPU: porep-32g on both, wpost-32g (host memory) on neither */
+    for (int g = 0; g < 2; g++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "data-gpu-keys=\"%d\"", g);
+        const char *row = strstr(dom, pat);
+        ASSERT(row);
+        const char *rend = strstr(row, "</div>");
+        const char *hit = strstr(row, "porep-32g");
+        ASSERT(hit && hit < rend);
+        hit = strstr(row, "wpost-32g");
+        ASSERT(!hit || hit > rend);
+    }
     /* keys: where each is */
     const char *k = strstr(dom, "data-key=\"porep-32g\"");
     ASSERT(k);
