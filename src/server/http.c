@@ -1,7 +1,8 @@
 /* http.c: the status listener ([daemon] status_listen): GET /status (JSON), GET /metrics
- * (Prometheus text) and GET / (the status page, which reads /status) over HTTP/1.1, served by a small libmicrohttpd thread pool with a cap on
- * connections (idle clients cannot make threads), the daemon's bearer token when it has one,
- * and no CORS header (a web page in an operator's browser must not read the status). */
+ * (Prometheus text) and GET / (the status page, which reads /status) over HTTP/1.1, served by
+ * a small libmicrohttpd thread pool with a cap on connections (idle clients cannot make
+ * threads), the daemon's bearer token when it has one, and no CORS header (a web page of
+ * another origin in an operator's browser must not read the status). */
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
