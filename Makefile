@@ -92,7 +92,7 @@ test-asan:
 # ThreadSanitizer on the concurrent parts we own (the pool, the engine with fake GPUs, the key
 # reader with its checker thread); the gRPC/daemon e2e tests are left out because Debian's grpc
 # is not TSan-instrumented.
-TSAN_TESTS := tests/util/test_pool tests/e2e/test_engine_gpu tests/groth16/test_params tests/groth16/test_shape
+TSAN_TESTS := tests/util/test_pool tests/util/test_progress tests/e2e/test_engine_gpu tests/e2e/test_engine_status tests/groth16/test_params tests/groth16/test_shape
 test-tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@tests/run_all.sh $(TSAN_TESTS:%=build-tsan/%)
@@ -149,6 +149,14 @@ $(PROTO_OBJ): $(PROTO_C)
 
 $(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1
 $(SRV_OBJ) $(DAEMON_OBJ) $(CLIENT_OBJ): | $(PROTO_H)
+# the status page (GET /): src/server/page.html as a byte array, made with od and sed only
+$(GEN_DIR)/status_page.h: src/server/page.html
+	@mkdir -p $(GEN_DIR)
+	{ echo '/* generated from src/server/page.html by the Makefile: do not edit */'; \
+	  echo 'static const unsigned char status_page[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/server/http.o: $(GEN_DIR)/status_page.h
 $(SRV_LIB): $(SRV_OBJ) $(PROTO_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -202,6 +210,10 @@ test: $(E2E_PY)
 $(BUILD)/tests/e2e/test_engine_gpu: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_gpu: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_engine_gpu: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+# the status snapshot's key load, recent proofs and errors (tests/e2e/test_engine_status.c)
+$(BUILD)/tests/e2e/test_engine_status: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
+$(BUILD)/tests/e2e/test_engine_status: ALL_CFLAGS += -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_engine_status: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 # the engine's SnarkPack step on proofs the test makes (tests/e2e/test_engine_aggregate.c)
 $(BUILD)/tests/e2e/test_engine_aggregate: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_aggregate: ALL_CFLAGS += -DCUZK_CLIENT=1
@@ -328,6 +340,12 @@ $(BUILD)/tests/e2e/test_deadline_bench: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cu
         $(FIL_LIB) scripts/deadline-bench.sh scripts/timeline-report.sh
 $(BUILD)/tests/e2e/test_deadline_bench: ALL_CFLAGS += -DCUZK_CLIENT=1 -DCUZK_REPO_DIR=\"$(CURDIR)\"
 $(BUILD)/tests/e2e/test_deadline_bench: TEST_LIBS += $(FIL_LIB) $(CORE_LIB) -ljansson
+# the status page in headless Chromium (tests/e2e/test_page.c): the daemon, cuzk-bench, cuzk-params
+$(BUILD)/tests/e2e/test_page: $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon \
+        $(BUILD)/bin/cuzk-bench $(BUILD)/bin/cuzk-params
+$(BUILD)/tests/e2e/test_page: $(GEN_DIR)/status_page.h
+$(BUILD)/tests/e2e/test_page: ALL_CFLAGS += -I$(GEN_DIR)
+$(BUILD)/tests/e2e/test_page: TEST_LIBS += $(BUILD)/obj/tests/e2e/daemon_harness.o -ljansson
 # TLS, tokens and what the daemon refuses (issue 28 §2, §3); its PoRep case generates a C1
 $(BUILD)/tests/e2e/test_security: $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o $(PROTO_OBJ) \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench $(FIL_LIB)

@@ -62,6 +62,13 @@ void test_hex(char *out, const void *p, size_t n);  /* out: 2n+1 chars, big-endi
             test_fail_at(__FILE__, __LINE__, "\"%s\" does not contain \"%s\"",    \
                          h_ ? h_ : "(null)", n_);                                 \
     } while (0)
+#define ASSERT_STR_EQ(a, b)                                                       \
+    do {                                                                          \
+        const char *a_ = (a), *b_ = (b);                                          \
+        if (!a_ || !b_ || strcmp(a_, b_))                                         \
+            test_fail_at(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b, \
+                         a_ ? a_ : "(null)", b_ ? b_ : "(null)");                 \
+    } while (0)
 /* Byte-wise equality, printed as hex on failure. */
 #define ASSERT_MEM_EQ(a, b, n)                                                    \
     do {                                                                          \

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "cuzk/progress.h"
 #include "bench.h"
 #include "client.h"
 #include "cuzk/v1/proving.pb-c.h"
@@ -411,7 +412,8 @@ BENCH_CMD(single, "single", "one proof through a running cuzk-daemon (Prove RPC)
 struct batch_ctx {
     struct cz_client *c;
     const struct req_opts *o;
-    uint64_t count, next;
+    uint64_t count, next, finished;
+    struct cuzk_progress pr;        /* proofs answered: a line with the rate and ETA */
     pthread_mutex_t mu;
     double *wall, *prove;
     int *ok;
@@ -432,6 +434,7 @@ static void *batch_worker(void *arg)
         double wall = now_s() - t0;
         pthread_mutex_lock(&b->mu);
         b->wall[i] = wall;
+        if (b->pr.tty) fputs("\r\033[K", stdout);   /* the progress line gives way to the result */
         if (st) {
             printf("  [%" PRIu64 "/%" PRIu64 "] RPC_ERROR — %.1fs (%s: %s)\n", i + 1, b->count, wall,
                    cz_status_name(st), details);
@@ -445,6 +448,8 @@ static void *batch_worker(void *arg)
             protobuf_c_message_free_unpacked(&res->base, NULL);
         }
         fflush(stdout);
+        cuzk_progress_set(&b->pr, ++b->finished);
+        if (b->pr.tty && b->finished < b->count) cuzk_progress_print(&b->pr);   /* back below it */
         pthread_mutex_unlock(&b->mu);
     }
 }
@@ -474,9 +479,11 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
     if (!conc) conc = 1;
     struct cz_client *c = connect_or_die();
     if (!c) { req_free(&o); return 1; }
-    struct batch_ctx b = {c, &o, count, 0, PTHREAD_MUTEX_INITIALIZER,
-                          calloc(count, sizeof(double)), calloc(count, sizeof(double)),
-                          calloc(count, sizeof(int))};
+    struct batch_ctx b = {.c = c, .o = &o, .count = count, .mu = PTHREAD_MUTEX_INITIALIZER,
+                          .wall = calloc(count, sizeof(double)), .prove = calloc(count, sizeof(double)),
+                          .ok = calloc(count, sizeof(int))};
+    cuzk_progress_init(&b.pr, stdout, "batch", "proofs", 1);
+    cuzk_progress_phase(&b.pr, NULL, count);
     if (!b.wall || !b.prove || !b.ok) { fprintf(stderr, "cuzk-bench: out of memory\n"); return 1; }
     const char *type = o.kind == 100 ? "synthetic" : o.kind == 101 ? "ni-porep" : o.kind == 1 ? "porep" : o.kind == 2 ? "snap"
                      : o.kind == 3 ? "wpost" : "winning";
@@ -495,6 +502,7 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
     for (uint64_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     double elapsed = now_s() - t0;
+    cuzk_progress_end(&b.pr);
     uint64_t completed = 0;
     for (uint64_t i = 0; i < count; i++) completed += (uint64_t)b.ok[i];
     double wa, wmn, wmx, pa, pmn, pmx;

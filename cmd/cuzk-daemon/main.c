@@ -295,7 +295,8 @@ int main(int argc, char **argv)
             durable_close(dur);
             return 1;
         }
-        cuzk_log(CLOG_INFO, "status HTTP server listening on http://%s (/status, /metrics)", cfg.status_listen);
+        cuzk_log(CLOG_INFO, "status HTTP server listening on http://%s (status page /, /status, /metrics)",
+                 cfg.status_listen);
     }
     struct rpc_server *rpc = NULL;
     struct rpc_options ro = {

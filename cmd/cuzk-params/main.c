@@ -12,6 +12,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
+#include "cuzk/progress.h"
 #include "cuzk/util.h"
 
 /* shape.c: `shape --kind porep|window-post|winning-post|snap --sector-size SIZE [--count-only]
@@ -24,6 +25,8 @@ int params_cmd_srs(int argc, char **argv);
 int params_cmd_setup_circuit(int argc, char **argv);
 /* setup_circuit.c: `stem --kind K --sector-size SIZE` (the v28 file name stem). */
 int params_cmd_stem(int argc, char **argv);
+/* setup_circuit.c: g16_fixed_base.progress for both setups (ctx: a struct cuzk_progress). */
+void params_setup_progress(void *ctx, const char *query, uint64_t done, uint64_t total);
 
 static void usage(FILE *f)
 {
@@ -178,7 +181,10 @@ static int cmd_setup(int argc, char **argv)
     uint64_t t0 = cuzk_now_ns();
     int rc = ck->build(&s, name, sizeof name, &a, &err);
     uint64_t t1 = cuzk_now_ns();
-    if (!rc) rc = g16_setup(&pk, &s, a.have_seed ? &rng : NULL, pool_default(), &err);
+    struct cuzk_progress pr;
+    cuzk_progress_init(&pr, stdout, "setup", "M mults", 1e-6);
+    struct g16_fixed_base fb = {NULL, NULL, NULL, params_setup_progress, &pr};
+    if (!rc) rc = g16_setup_with(&pk, &s, a.have_seed ? &rng : NULL, pool_default(), &fb, &err);
     uint64_t t2 = cuzk_now_ns();
     if (!rc) {
         snprintf(path, sizeof path, "%s/%s.params", a.out, name);

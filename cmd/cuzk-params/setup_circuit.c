@@ -12,10 +12,12 @@
 #include "cuzk/fil_circuit.h"
 #include "cuzk/gpu.h"
 #include "cuzk/groth16.h"
+#include "cuzk/progress.h"
 #include "cuzk/util.h"
 
 int params_cmd_setup_circuit(int argc, char **argv);
 int params_cmd_stem(int argc, char **argv);
+void params_setup_progress(void *ctx, const char *query, uint64_t done, uint64_t total);
 
 static int setup_usage(FILE *f)
 {
@@ -44,21 +46,22 @@ static int gpu_fb_g2(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t 
     return gpu_g2_fixed_base(self, out, gen, sc, n, err);
 }
 
-/* A progress line after each query's multiplications, with the ETA of the rest at the rate
- * so far (the multiplications are most of a large setup; the files come after). */
-static void setup_progress(void *ctx, const char *query, uint64_t done, uint64_t total)
+/* The setup's progress (g16_fixed_base.progress; ctx: a struct cuzk_progress on stdout): a line
+ * once the QAP is evaluated, then the multiplications, which are most of a large setup (the
+ * files come after), as one line redrawn on a terminal or plain lines at each tenth. */
+void params_setup_progress(void *ctx, const char *query, uint64_t done, uint64_t total)
 {
-    uint64_t *t0 = ctx;
+    struct cuzk_progress *p = ctx;
+    (void)query;
     if (!done) {
-        *t0 = cuzk_now_ns();
         printf("setup: QAP evaluated; %.1f M fixed-base multiplications (G1 points; a G2 point counts 3)\n",
                (double)total / 1e6);
-    } else {
-        const double el = secs_since(*t0);
-        printf("setup: %s done: %.0f%% of the multiplications in %.1f s, ETA %.0f s\n", query,
-               100.0 * (double)done / (double)total, el, done < total ? el * (double)(total - done) / (double)done : 0.0);
+        fflush(stdout);
+        cuzk_progress_phase(p, "fixed-base multiplications", total);
+        return;
     }
-    fflush(stdout);
+    cuzk_progress_set(p, done);
+    if (done >= total) cuzk_progress_end(p);
 }
 
 int params_cmd_setup_circuit(int argc, char **argv)
@@ -132,8 +135,10 @@ int params_cmd_setup_circuit(int argc, char **argv)
             cuzk_fail(&err, rc, "--gpu: this cuzk-params is built without CUDA; use cuzk-params-gpu "
                       "(`make daemon-gpu`)");
     }
-    uint64_t t_mul = 0;
-    struct g16_fixed_base fb = {gctx ? gpu_fb_g1 : NULL, gctx ? gpu_fb_g2 : NULL, gctx, setup_progress, &t_mul};
+    struct cuzk_progress pr;
+    cuzk_progress_init(&pr, stdout, "setup", "M mults", 1e-6);
+    struct g16_fixed_base fb = {gctx ? gpu_fb_g1 : NULL, gctx ? gpu_fb_g2 : NULL, gctx,
+                                params_setup_progress, &pr};
     if (!rc) rc = g16_setup_with(&pk, &s, have_seed ? &rng : NULL, pool_default(), &fb, &err);
     if (gctx) gpu_ctx_free(gctx);
     if (!rc) printf("setup: %.1f s\n", secs_since(t1));

@@ -320,8 +320,37 @@ struct engine_srs_snap {
 struct engine_kind_stats {
     uint64_t completed, failed, cancelled;
     uint32_t pending_jobs, running_jobs, pending_parts;
+    uint32_t pending_by_priority[5];       /* queued jobs by priority (1 LOW .. 4 CRITICAL) */
     double duration_sum_s;                 /* over the last <= 1000 completed proofs */
     uint64_t duration_count;
+};
+/* A job that finished lately (newest first), with where its time went. Phases are [start, end)
+ * offsets from the submit in milliseconds, over all partitions (first start, last end; the
+ * partitions overlap); ran is false for a phase that never ran. */
+#define ENGINE_RECENT 32
+struct engine_phase_span { bool ran; uint64_t start_ms, end_ms; };
+struct engine_recent_snap {
+    char id[ENGINE_ID_MAX];
+    int kind, status;
+    uint32_t n_parts;
+    int64_t finished_unix_ms;              /* wall clock (CLOCK_REALTIME) */
+    uint64_t total_ms, queue_ms, srs_wait_ms;
+    struct engine_phase_span synthesis, gpu, verify;
+};
+/* A job that failed lately (newest first), with the reason it was given. */
+#define ENGINE_ERRORS 64
+struct engine_error_snap {
+    int64_t unix_ms;
+    char job_id[ENGINE_ID_MAX];
+    int kind;
+    char message[CUZK_ERR_MSG_MAX + 64];
+};
+/* An SRS entry being loaded and how far its key read is. phase NULL: not reading the key file
+ * yet (the shape, or a key made in memory); then done and total are 0. */
+struct engine_loading_snap {
+    char circuit_id[64];
+    const char *phase;                     /* "reading and checking", "reading", "checking" */
+    uint64_t bytes_done, bytes_total, elapsed_ms;
 };
 struct engine_snapshot {
     uint64_t uptime_ms;
@@ -339,6 +368,9 @@ struct engine_snapshot {
     const char *prover;                    /* "gpu" or "cpu" */
     const char *cpu_reason;                /* why the CPU proves ("" on GPUs) */
     const char *validation;                /* [srs] validation: "full" | "curve" | "none" */
+    struct engine_recent_snap *recent; size_t n_recent;
+    struct engine_error_snap *errors; size_t n_errors;
+    struct engine_loading_snap *loading; size_t n_loading;
 };
 int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_error *err);
 void engine_snapshot_free(struct engine_snapshot *s);

@@ -173,9 +173,10 @@ struct g16_fixed_base {
     int (*g2)(void *self, g2_aff_t *out, const g2_aff_t *gen, const fr_t *sc, size_t n,
               struct cuzk_error *err);
     void *self;
-    /* NULL: silent. Else called once the QAP is evaluated (done 0) and after each query's
-     * multiplications (h, ic, l, a, b_g1, b_g2) with the multiplications done and in all, in
-     * G1 points (a G2 point counts 3): enough for a progress line with an ETA. */
+    /* NULL: silent. Else called once the QAP is evaluated (done 0) and after each slice of a
+     * query's multiplications (h, ic, l, a, b_g1, b_g2; slices of 1/16 of the query, at least
+     * 2^12 points) with the multiplications done and in all, in G1 points (a G2 point counts
+     * 3): enough for a progress line with an ETA. */
     void (*progress)(void *pctx, const char *query, uint64_t done, uint64_t total);
     void *pctx;
 };
@@ -270,7 +271,10 @@ struct g16_params_info {
 int g16_params_info(struct g16_params_info *out, const char *path, struct cuzk_error *err);
 
 /* g16_params_read with options. progress: -1 = automatic (files over 1 GiB print a line to
- * stderr every ~10%), 0 = off, 1 = on. use_cache: consult and (after a FULL validation)
+ * stderr every ~10%, or one line redrawn on a terminal: progress.h), 0 = off, 1 = on.
+ * tracker: the caller's progress counters (a status page reads them while the file loads;
+ * phases "reading and checking", "reading", "checking", counted in point bytes); NULL: an
+ * internal one. use_cache: consult and (after a FULL validation)
  * write "<file>.validated". report may be NULL. */
 /* A point checker that replaces the CPU's subgroup checks of a FULL validation (the GPU's:
  * gpu_g1_check_points / gpu_g2_check_points): *bad = index of the first of n points off the
@@ -282,11 +286,13 @@ struct g16_point_checker {
               struct cuzk_error *err);
     void *self;
 };
+struct cuzk_progress;   /* progress.h (not included: this header is also read by the CUDA C++) */
 struct g16_params_read_opts {
     enum g16_validate mode;
     bool use_cache;
     int progress;
     const struct g16_point_checker *checker;   /* NULL: all checks on the CPU */
+    struct cuzk_progress *tracker;             /* NULL: none of the caller's */
 };
 struct g16_params_read_report {
     bool cache_hit;         /* the cache matched: curve/subgroup checks were skipped */

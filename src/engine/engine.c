@@ -285,6 +285,7 @@ static void job_finish(struct engine *e, struct job *j, int status, const char *
     j->state = JOB_DONE;
     j->done_ns = now;
     e->n_done++;
+    history_record(e, j);
     /* Queued partitions of a job that ends early are dropped. Synthesized ones waiting for a
      * prover hold memory and an SRS reference: the prover that pops them releases those. */
     if (q_remove_job(&e->synth_q, j)) {
@@ -721,6 +722,7 @@ static void synth_one(struct engine *e, struct worker *w, struct job *j, uint32_
 
     pthread_mutex_lock(&e->mu);
     pt->synth_ns = synth_ns;   /* under the lock: the status snapshot reads it */
+    history_span(j, HIST_SYNTH, t0, t0 + synth_ns);
     if (rc) {
         if (j->state != JOB_DONE) part_fail(e, j, p, "synthesis", &perr);
         goto drop_locked;
@@ -830,13 +832,17 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);
-    if (!skip) pt->gpu_ns = gpu_ns;   /* under the lock: the status snapshot reads it */
+    if (!skip) {
+        pt->gpu_ns = gpu_ns;   /* under the lock: the status snapshot reads it */
+        history_span(j, HIST_GPU, t1 - gpu_ns, t1);
+    }
     budget_release(e, pt->mem_prove);
     pt->mem_prove = 0;
     pthread_mutex_unlock(&e->mu);
 
     const char *stage = "prove";
     uint8_t bytes[G16_PROOF_BYTES];
+    uint64_t t_verified = 0;
     if (!skip && !rc) {
         /* Verify the very bytes that will be returned (decompressed and subgroup-checked), against
          * the public inputs the kind recomputed from the request where it has them. */
@@ -857,8 +863,9 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
                 rc = cuzk_fail(&perr, CUZK_E_INTERNAL, "%zu recomputed public inputs, the "
                                "aggregate expects %zu", pt->pub ? pt->n_pub : 0, j->agg_n_pub);
         }
+        t_verified = cuzk_now_ns();
         clog_timeline("VERIFY_END", j->id, "partition=%u,verify_ms=%" PRIu64 ",ok=%d", p,
-                      ms(cuzk_now_ns() - t1), rc == CUZK_OK);
+                      ms(t_verified - t1), rc == CUZK_OK);
     }
     cuzk_free(pt->inputs);
     cuzk_free(pt->aux);
@@ -868,6 +875,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
 
     pthread_mutex_lock(&e->mu);
     budget_release(e, pt->mem_witness);   /* second release */
+    if (t_verified) history_span(j, HIST_VERIFY, t1, t_verified);
     pt->mem_witness = 0;
     pt->srs = NULL;
     bool aggregate = false;
@@ -1368,7 +1376,11 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         int ki = engine_kind_index(j->kind);
         if (ki < 0) ki = 0;
         if (j->state != JOB_DONE) {
-            if (j->state == JOB_QUEUED) { out->kinds[ki].pending_jobs++; out->queue_depth++; }
+            if (j->state == JOB_QUEUED) {
+                out->kinds[ki].pending_jobs++;
+                out->kinds[ki].pending_by_priority[j->priority >= 0 && j->priority <= 4 ? j->priority : 0]++;
+                out->queue_depth++;
+            }
             else { out->kinds[ki].running_jobs++; out->running_jobs++; }
             out->kinds[ki].pending_parts += j->parts_queued;
         } else if (now - j->done_ns > STATUS_KEEP_NS || j->orphan) {
@@ -1430,6 +1442,7 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
         ss->idle_ms = s->refs || s->state != SRS_READY ? 0 : (now - s->last_used_ns) / NS_PER_MS;
         ss->evictable = s->state == SRS_READY && s->refs == 0;
     }
+    rc = history_snapshot(e, out, now, err);
 done:
     pthread_mutex_unlock(&e->mu);
     if (rc) engine_snapshot_free(out);
@@ -1443,5 +1456,8 @@ void engine_snapshot_free(struct engine_snapshot *s)
     free(s->workers);
     free(s->gpus);
     free(s->srs);
+    free(s->recent);
+    free(s->errors);
+    free(s->loading);
     memset(s, 0, sizeof *s);
 }

@@ -13,6 +13,7 @@
 
 #include "cuzk/engine.h"
 #include "cuzk/groth16.h"
+#include "cuzk/progress.h"
 
 struct engine;
 struct job;
@@ -54,6 +55,9 @@ struct srs_entry {
     bool key_released;
     char key_path[ENGINE_PATH_MAX + 300];
     uint8_t key_digest[16];         /* of the file at its first read (valid with key_path) */
+    /* the first read of the key file (srs_read_params): its phase and bytes, which the status
+     * snapshot reads (atomics only) while the entry is SRS_LOADING */
+    struct cuzk_progress load_pr;
 };
 
 /* ---- memory budget (budget.c) ----
@@ -212,6 +216,17 @@ void dev_unload_entry(struct engine *e, struct srs_entry *s);
 /* Unpin a pinned entry's host key (before it is freed). */
 void dev_unpin_entry(struct engine *e, struct srs_entry *s);
 
+/* ---- history (history.c): recent proofs with their phases, recent errors, loads ---- */
+enum { HIST_SYNTH, HIST_GPU, HIST_VERIFY, HIST_PHASES };
+struct job;
+/* Partition work of a phase ran [t0, t1) (cuzk_now_ns; e->mu held). */
+void history_span(struct job *j, int phase, uint64_t t0, uint64_t t1);
+/* Job j just finished (e->mu held): into the recent ring, and the error ring if it failed. */
+void history_record(struct engine *e, const struct job *j);
+/* The rings and the loading entries into a snapshot (e->mu held); CUZK_E_NOMEM. */
+int history_snapshot(struct engine *e, struct engine_snapshot *out, uint64_t now_ns,
+                     struct cuzk_error *err);
+
 /* ---- jobs ---- */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
@@ -258,6 +273,7 @@ struct job {
     uint8_t *agg_bytes;
     size_t agg_len;
     uint64_t submit_ns, start_ns, done_ns, srs_wait_ns;
+    uint64_t span_ns[HIST_PHASES][2];   /* first start, last end of each phase (history.c) */
     struct engine_result result;    /* valid when state == JOB_DONE */
     pthread_cond_t cv;              /* signalled when the job finishes */
 };
@@ -318,6 +334,10 @@ struct engine {
     pthread_cond_t srs_cv;
     /* counters */
     struct kind_counters kc[ENGINE_NKINDS];
+    /* history.c: rings of the last finished jobs and failures, n_* counting all ever added */
+    struct engine_recent_snap recent[ENGINE_RECENT];
+    struct engine_error_snap errors[ENGINE_ERRORS];
+    uint64_t n_recent, n_errors;
     /* the inner-product SRS for aggregation (aggregate.c), loaded once on first use */
     pthread_mutex_t agg_mu;
     struct agg_srs *agg_srs;

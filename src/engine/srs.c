@@ -52,12 +52,12 @@ static const char *validation_name(int mode)
 /* Read a .params file with the configured validation and the digest cache, and log how it
  * was checked (what an operator who chose "none" or "curve" needs to see). */
 static int read_key(struct engine *e, struct srs_entry *x, struct g16_pk *pk, const char *path,
-                    struct g16_params_read_report *rep, struct cuzk_error *err);
+                    bool first, struct g16_params_read_report *rep, struct cuzk_error *err);
 
 int srs_read_params(struct engine *e, struct srs_entry *x, const char *path, struct cuzk_error *err)
 {
     struct g16_params_read_report rep;
-    int rc = read_key(e, x, &x->pk, path, &rep, err);
+    int rc = read_key(e, x, &x->pk, path, true, &rep, err);
     /* only a file with a digest can be read back later (validation "none" computes none) */
     if (!rc && rep.digest_valid && strlen(path) < sizeof x->key_path) {
         snprintf(x->key_path, sizeof x->key_path, "%s", path);
@@ -98,7 +98,7 @@ int srs_key_reload(struct engine *e, struct srs_entry *x, struct cuzk_error *err
     uint64_t t0 = cuzk_now_ns();
     struct g16_pk tmp;
     struct g16_params_read_report rep;
-    int rc = read_key(e, x, &tmp, x->key_path, &rep, err);
+    int rc = read_key(e, x, &tmp, x->key_path, false, &rep, err);
     if (rc) return cuzk_fail_prefix(err, rc, "reading the proving key of %s back", x->id);
     if (!rep.digest_valid || memcmp(rep.digest, x->key_digest, sizeof rep.digest) ||
         tmp.n_h != x->pk.n_h || tmp.n_l != x->pk.n_l || tmp.n_a != x->pk.n_a || tmp.n_b != x->pk.n_b) {
@@ -124,10 +124,13 @@ int srs_key_reload(struct engine *e, struct srs_entry *x, struct cuzk_error *err
 }
 
 static int read_key(struct engine *e, struct srs_entry *x, struct g16_pk *pk, const char *path,
-                    struct g16_params_read_report *rep_out, struct cuzk_error *err)
+                    bool first, struct g16_params_read_report *rep_out, struct cuzk_error *err)
 {
+    /* the first read (entry SRS_LOADING, one loader) shows its progress in the status; a read
+     * back (several devices may read at once) keeps its own */
     struct g16_params_read_opts o = {.mode = (enum g16_validate)e->cfg.srs_validation,
-                                     .use_cache = true, .progress = -1};
+                                     .use_cache = true, .progress = -1,
+                                     .tracker = first ? &x->load_pr : NULL};
     /* with GPUs the subgroup checks run there: minutes instead of hours for a 32 GiB key */
     struct g16_point_checker gpu_check = {e->be.ops->check_g1, e->be.ops->check_g2, e->be.self};
     if (e->be.n_devices && gpu_check.g1 && gpu_check.g2) o.checker = &gpu_check;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuzk/groth16.h"
+#include "cuzk/progress.h"
 #include "cuzk/util.h"
 
 #define G1_UNC 96
@@ -310,42 +311,6 @@ static int parse_vk(struct g16_vk *vk, const uint8_t *buf, const struct g16_para
     return CUZK_OK;
 }
 
-/* ---------------------------------------------------------------- progress -- */
-
-struct progress {
-    bool on;
-    const char *path, *what;
-    uint64_t total;
-    atomic_uint_fast64_t done;
-    atomic_uint last;      /* last decile printed */
-};
-
-static void progress_start(struct progress *pr, bool on, const char *path, const char *what, uint64_t total)
-{
-    pr->on = on && total;
-    pr->path = path;
-    pr->what = what;
-    pr->total = total;
-    atomic_init(&pr->done, 0);
-    atomic_init(&pr->last, 0);
-}
-
-static void progress_add(struct progress *pr, uint64_t bytes)
-{
-    if (!pr->on) return;
-    uint64_t d = atomic_fetch_add(&pr->done, bytes) + bytes;
-    unsigned dec = (unsigned)(d * 10 / pr->total);
-    unsigned last = atomic_load(&pr->last);
-    /* Only the thread that moves the decile forward prints, so each step appears once. */
-    while (dec > last) {
-        if (atomic_compare_exchange_weak(&pr->last, &last, dec)) {
-            fprintf(stderr, "cuzk: %s: %s %u%% (%.1f of %.1f MiB)\n", pr->path, pr->what, dec * 10,
-                    (double)d / (1u << 20), (double)pr->total / (1u << 20));
-            break;
-        }
-    }
-}
-
 /* -------------------------------------------------------- section passes -- */
 
 struct sect {
@@ -373,7 +338,7 @@ struct pass {
     unsigned flags;
     enum g16_validate mode;
     atomic_uint_fast64_t first_bad;   /* lowest bad index seen so far: later chunks stop early */
-    struct progress *pr;
+    struct cuzk_progress *pr;
     size_t c0;                        /* the slice's first chunk in the section */
 };
 
@@ -430,7 +395,7 @@ static void pass_chunks(void *ctx, size_t begin, size_t end, unsigned worker)
                 break;
             }
         }
-        progress_add(ps->pr, (i1 - i0) * psz);
+        cuzk_progress_add(ps->pr, (i1 - i0) * psz);
     }
 }
 
@@ -529,7 +494,7 @@ static void *ext_main(void *arg)
 /* Run one pass over every section; reports the first bad point of the first bad section. With
  * x, each good slice is published to the checker, and the pass stops once the checker fails. */
 static int run_pass(int fd, struct sect *secs, int nsec, struct chunk_res *res,
-                    unsigned flags, enum g16_validate mode, struct pool *pool, struct progress *pr,
+                    unsigned flags, enum g16_validate mode, struct pool *pool, struct cuzk_progress *pr,
                     struct ext_run *x, const char *path, struct cuzk_error *err)
 {
     unsigned nw = pool_size(pool);
@@ -571,7 +536,7 @@ out:
  * it only checks points the CPU passed, so its bad point precedes the CPU's. *ext_ns gets the
  * checker's time, *wait_ns the time the read waited for it after the CPU pass. */
 static int run_pass_ext(int fd, struct sect *secs, int nsec, struct chunk_res *res, unsigned flags,
-                        enum g16_validate mode, struct pool *pool, struct progress *pr,
+                        enum g16_validate mode, struct pool *pool, struct cuzk_progress *pr,
                         const struct g16_point_checker *c, uint64_t *ext_ns, uint64_t *wait_ns,
                         const char *path, struct cuzk_error *err)
 {
@@ -766,7 +731,11 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     bool progress = o->progress > 0 || (o->progress < 0 && size > PROGRESS_AUTO_BYTES);
     uint64_t body = 0;   /* point bytes after ic: what the passes report progress on */
     for (int k = 0; k < 5; k++) body += secs[k].n * (secs[k].g2 ? G2_UNC : G1_UNC);
-    struct progress pr;
+    /* the caller's tracker (a status page reads it), else our own; either prints to stderr
+     * only when progress is asked */
+    struct cuzk_progress own;
+    struct cuzk_progress *pr = o->tracker ? o->tracker : &own;
+    cuzk_progress_init(pr, progress ? stderr : NULL, path, "MiB", 1.0 / (1u << 20));
     char cached[33] = {0};
     bool want_digest = o->mode != G16_VALIDATE_NONE;
     /* with a checker, the CPU passes check the curve and the checker the subgroups */
@@ -776,11 +745,12 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
     bool maybe_hit = want_digest && o->use_cache && cache_lookup(path, &key, cached);
     unsigned flags = PASS_DECODE | (want_digest ? PASS_HASH : 0) |
                      (want_digest && !maybe_hit ? PASS_CHECK : 0);
-    progress_start(&pr, progress, path, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
-    rc = run_pass_ext(fd, secs, 5, res, flags, cpu_mode, pool, &pr,
+    cuzk_progress_phase(pr, (flags & PASS_CHECK) ? "reading and checking" : "reading", body);
+    rc = run_pass_ext(fd, secs, 5, res, flags, cpu_mode, pool, pr,
                       ext && (flags & PASS_CHECK) ? o->checker : NULL, &rep->ext_check_ns,
                       &rep->ext_wait_ns, path, err);
     if (rc) goto out;
+    cuzk_progress_end(pr);
     rep->read_ns = cuzk_now_ns() - t0;
 
     if (want_digest) {
@@ -810,11 +780,12 @@ int g16_params_read_ex(struct g16_pk *pk, const char *path, const struct g16_par
             rep->cache_hit = true;
         } else {
             if (!(flags & PASS_CHECK)) {
-                progress_start(&pr, progress, path, "checking", body);
-                rc = run_pass_ext(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, &pr,
+                cuzk_progress_phase(pr, "checking", body);
+                rc = run_pass_ext(fd, secs, 5, res, PASS_CHECK, cpu_mode, pool, pr,
                                   ext ? o->checker : NULL, &rep->ext_check_ns, &rep->ext_wait_ns,
                                   path, err);
                 if (rc) goto out;
+                cuzk_progress_end(pr);
             }
             if (o->mode == G16_VALIDATE_FULL && o->use_cache) rep->cache_written = cache_store(path, &key, hex);
         }

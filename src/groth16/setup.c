@@ -251,21 +251,44 @@ static int fbm_done(struct fbm *m, const char *query, uint64_t points, int rc)
     if (m->ext && m->ext->progress) m->ext->progress(m->ext->pctx, query, m->done, m->total);
     return CUZK_OK;
 }
+/* With a progress callback the multiplications of a query run in slices of FBM_SLICE points or
+ * more (each point's product is independent: the same key), so a long query reports as it goes. */
+#define FBM_SLICE ((size_t)1 << 12)
+static size_t fbm_slice(const struct fbm *m, size_t n)
+{
+    if (!m->ext || !m->ext->progress) return n ? n : 1;
+    size_t k = n / 16;
+    return k > FBM_SLICE ? k : FBM_SLICE;
+}
 static int fbm_g1(struct fbm *m, const char *query, g1_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
 {
-    int rc = !m->cpu ? m->ext->g1(m->ext->self, out, &G1_GENERATOR, sc, n, err)
-           : g1_fb_mul(out, &m->g1, sc, n, m->pool)
+    const size_t step = fbm_slice(m, n);
+    int rc = CUZK_OK;
+    for (size_t i = 0; !rc && (i < n || (!n && !i)); i += step) {
+        size_t k = n - i < step ? n - i : step;
+        rc = !m->cpu ? m->ext->g1(m->ext->self, out + i, &G1_GENERATOR, sc + i, k, err)
+           : g1_fb_mul(out + i, &m->g1, sc + i, k, m->pool)
                ? cuzk_fail(err, CUZK_E_NOMEM, "g16_setup: out of memory in the G1 fixed-base multiplications")
                : CUZK_OK;
-    return fbm_done(m, query, n, rc);
+        rc = fbm_done(m, query, k, rc);
+        if (!n) break;
+    }
+    return rc;
 }
 static int fbm_g2(struct fbm *m, const char *query, g2_aff_t *out, const fr_t *sc, size_t n, struct cuzk_error *err)
 {
-    int rc = !m->cpu ? m->ext->g2(m->ext->self, out, &G2_GENERATOR, sc, n, err)
-           : g2_fb_mul(out, &m->g2, sc, n, m->pool)
+    const size_t step = fbm_slice(m, n);
+    int rc = CUZK_OK;
+    for (size_t i = 0; !rc && (i < n || (!n && !i)); i += step) {
+        size_t k = n - i < step ? n - i : step;
+        rc = !m->cpu ? m->ext->g2(m->ext->self, out + i, &G2_GENERATOR, sc + i, k, err)
+           : g2_fb_mul(out + i, &m->g2, sc + i, k, m->pool)
                ? cuzk_fail(err, CUZK_E_NOMEM, "g16_setup: out of memory in the G2 fixed-base multiplications")
                : CUZK_OK;
-    return fbm_done(m, query, 3 * (uint64_t)n, rc);
+        rc = fbm_done(m, query, 3 * (uint64_t)k, rc);
+        if (!n) break;
+    }
+    return rc;
 }
 
 int g16_setup(struct g16_pk *pk, const struct g16_shape *s, void *rng_v, struct pool *pool,

@@ -5,11 +5,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include <jansson.h>
 
+#include "cuzk/progress.h"
 #include "cuzk/server.h"
 
 static const int kind_ids[ENGINE_NKINDS] = {1, 2, 3, 4, 100, 101};
+static const char *const prio_names[5] = {"unspecified", "low", "normal", "high", "critical"};
+#define ERRORS_WINDOW_MS 3600000   /* "errors" lists the failures of the last hour */
+
+static json_t *span(struct engine_phase_span p)
+{
+    if (!p.ran) return json_null();
+    return json_pack("[I,I]", (json_int_t)p.start_ms, (json_int_t)p.end_ms);
+}
+
+/* What the status page needs beyond the live jobs: the queue by kind and priority, the last
+ * proofs with their phases, the failures of the last hour and the SRS loads in progress. */
+static void add_history(json_t *root, const struct engine_snapshot *s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    json_object_set_new(root, "now_unix_ms", json_integer((json_int_t)now));
+    json_t *queue = json_array();
+    for (int k = 0; k < ENGINE_NKINDS; k++) {
+        const struct engine_kind_stats *ks = &s->kinds[k];
+        json_t *bp = json_object();
+        for (int p = 1; p <= 4; p++)
+            json_object_set_new(bp, prio_names[p], json_integer(ks->pending_by_priority[p]));
+        json_array_append_new(queue, json_pack("{s:s,s:i,s:i,s:i,s:o}", "proof_kind",
+            engine_kind_name(kind_ids[k]), "queued_jobs", (int)ks->pending_jobs, "running_jobs",
+            (int)ks->running_jobs, "queued_partitions", (int)ks->pending_parts, "queued_by_priority", bp));
+    }
+    json_object_set_new(root, "queue", queue);
+    json_t *recent = json_array();
+    for (size_t i = 0; i < s->n_recent; i++) {
+        const struct engine_recent_snap *r = &s->recent[i];
+        /* the key load a partition waited for, right after it was picked up */
+        struct engine_phase_span q = {true, 0, r->queue_ms};
+        struct engine_phase_span k = {r->srs_wait_ms > 0, r->queue_ms, r->queue_ms + r->srs_wait_ms};
+        json_array_append_new(recent, json_pack("{s:s,s:s,s:s,s:i,s:I,s:I,s:I,s:{s:o,s:o,s:o,s:o,s:o}}",
+            "job_id", r->id, "proof_kind", engine_kind_name(r->kind), "state",
+            engine_status_name(r->status), "partitions", (int)r->n_parts, "finished_unix_ms",
+            (json_int_t)r->finished_unix_ms, "total_ms", (json_int_t)r->total_ms, "srs_wait_ms",
+            (json_int_t)r->srs_wait_ms, "phases", "queue", span(q), "srs_load", span(k), "synthesis", span(r->synthesis),
+            "gpu", span(r->gpu), "verify", span(r->verify)));
+    }
+    json_object_set_new(root, "recent_proofs", recent);
+    json_t *errs = json_array();
+    for (size_t i = 0; i < s->n_errors; i++) {
+        const struct engine_error_snap *x = &s->errors[i];
+        if (now - x->unix_ms > ERRORS_WINDOW_MS) break;   /* newest first */
+        json_array_append_new(errs, json_pack("{s:I,s:I,s:s,s:s,s:s}", "unix_ms", (json_int_t)x->unix_ms,
+            "secs_ago", (json_int_t)((now - x->unix_ms) / 1000), "job_id", x->job_id, "proof_kind",
+            engine_kind_name(x->kind), "message", x->message));
+    }
+    json_object_set_new(root, "errors", errs);
+    json_t *loading = json_array();
+    for (size_t i = 0; i < s->n_loading; i++) {
+        const struct engine_loading_snap *l = &s->loading[i];
+        struct cuzk_progress_view v = {l->circuit_id, l->phase, "B", 1.0, l->bytes_done, l->bytes_total,
+                                       l->elapsed_ms * 1000000ull};
+        double eta = l->phase ? cuzk_progress_eta_s(&v) : -1;
+        json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I}", "circuit_id", l->circuit_id, "phase",
+            l->phase ? l->phase : "preparing", "bytes_done", (json_int_t)l->bytes_done, "bytes_total",
+            (json_int_t)l->bytes_total, "elapsed_ms", (json_int_t)l->elapsed_ms, "bytes_per_s",
+            (json_int_t)cuzk_progress_rate(&v));
+        json_object_set_new(o, "eta_s", eta >= 0 ? json_integer((json_int_t)(eta + 0.999)) : json_null());
+        json_array_append_new(loading, o);
+    }
+    json_object_set_new(root, "loading", loading);
+}
 
 char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_t offset)
 {
@@ -103,6 +172,7 @@ char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_
         "total_cancelled", (json_int_t)s->cancelled, "completed_by_kind", ck, "failed_by_kind", fk,
         "cancelled_by_kind", xk, "queue_depth", (int)s->queue_depth, "running_jobs",
         (int)s->running_jobs));
+    add_history(root, s);
     char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return out;

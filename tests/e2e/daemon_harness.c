@@ -179,6 +179,11 @@ int h_bench(char **out, const char *addr, const char *args)
 
 int h_http_get(const char *addr, const char *path, char **body)
 {
+    return h_http_get_hdr(addr, path, NULL, body);
+}
+
+int h_http_get_hdr(const char *addr, const char *path, const char *header, char **body)
+{
     *body = strdup("");
     char host[64];
     const char *colon = strrchr(addr, ':');
@@ -190,8 +195,9 @@ int h_http_get(const char *addr, const char *path, char **body)
     inet_pton(AF_INET, host, &a.sin_addr);
     int s = socket(AF_INET, SOCK_STREAM, 0);
     if (connect(s, (struct sockaddr *)&a, sizeof a)) { close(s); return -1; }
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, addr);
+    char req[1024];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n%s%s\r\n", path, addr,
+                     header ? header : "", header ? "\r\n" : "");
     if (write(s, req, (size_t)n) != n) { close(s); return -1; }
     size_t cap = 8192, len = 0;
     char *buf = malloc(cap);

@@ -47,5 +47,7 @@ void h_stop_and_clean(struct daemon *d, double timeout_s);
 void h_link_params(const char *dir, const char *stem, const char *params);
 /* HTTP GET http://addr/path; returns status code, body in *body (malloc'd). */
 int h_http_get(const char *addr, const char *path, char **body);
+/* The same with one more request header line ("Name: value", no CRLF; NULL: none). */
+int h_http_get_hdr(const char *addr, const char *path, const char *header, char **body);
 
 #endif

@@ -134,6 +134,44 @@ TEST(setup_progress_counts_every_multiplication)
     g16_shape_free(&s);
 }
 
+/* A circuit whose queries exceed a slice (2^12 points): h (8191 points) and the other large
+ * queries report in several calls, done still rising to the total, and the key is byte for
+ * byte the one g16_setup makes in one piece from the same seed. */
+TEST(setup_progress_in_slices_same_key)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct synth_params p = {5000, 3, false};
+    struct g16_shape s;
+    ASSERT_OK(synth_build_shape(&s, &p, err), err);
+    cuzk_rng r1, r2;
+    cuzk_rng_seed(&r1, test_seed());
+    r2 = r1;
+    struct prog_rec rec;
+    memset(&rec, 0, sizeof rec);
+    struct g16_fixed_base fb = {.progress = prog_cb, .pctx = &rec};
+    struct g16_pk pk, ref;
+    ASSERT_OK(g16_setup_with(&pk, &s, &r1, NULL, &fb, err), err);
+    ASSERT_OK(g16_setup(&ref, &s, &r2, NULL, err), err);
+    ASSERT(!rec.bad);
+    ASSERT(rec.calls > 7);
+    ASSERT_STR_CONTAINS(rec.order, "qap h h ");   /* 8191 points: two slices */
+    ASSERT_EQ_U64(rec.last, rec.total);
+    ASSERT_EQ_U64(rec.total, pk.n_h + pk.vk.n_ic + pk.n_l + pk.n_a + 4 * pk.n_b);
+    ASSERT_EQ_U64(pk.n_h, ref.n_h);
+    ASSERT_EQ_U64(pk.n_l, ref.n_l);
+    ASSERT_EQ_U64(pk.n_a, ref.n_a);
+    ASSERT_EQ_U64(pk.n_b, ref.n_b);
+    ASSERT_MEM_EQ(pk.h, ref.h, pk.n_h * sizeof(g1_aff_t));
+    ASSERT_MEM_EQ(pk.l, ref.l, pk.n_l * sizeof(g1_aff_t));
+    ASSERT_MEM_EQ(pk.a, ref.a, pk.n_a * sizeof(g1_aff_t));
+    ASSERT_MEM_EQ(pk.b_g1, ref.b_g1, pk.n_b * sizeof(g1_aff_t));
+    ASSERT_MEM_EQ(pk.b_g2, ref.b_g2, pk.n_b * sizeof(g2_aff_t));
+    ASSERT_MEM_EQ(pk.vk.ic, ref.vk.ic, pk.vk.n_ic * sizeof(g1_aff_t));
+    g16_pk_free(&pk);
+    g16_pk_free(&ref);
+    g16_shape_free(&s);
+}
+
 TEST(setup_matches_naive_recomputation)
 {
     struct cuzk_error err_s, *err = &err_s;
