@@ -8,8 +8,6 @@
 #include "cuzk/log.h"
 #include "test.h"
 
-#define ASSERT_STR_EQ(a, b) do { const char *a_ = (a), *b_ = (b); ASSERT_MSG(!strcmp(a_, b_), "%s != %s", a_, b_); } while (0)
-
 /* Undo clog_id; false if s is not in its format. */
 static bool decode(const char *s, char *out, size_t cap)
 {
