@@ -204,6 +204,15 @@ $(BUILD)/tests/e2e/test_engine_aggregate: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_aggregate: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_engine_aggregate: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 
+# GPU telemetry (src/server/nvml.c) against a fake NVML the build makes (tests/e2e/fake_nvml.c)
+FAKE_NVML := $(BUILD)/tests/e2e/libfake_nvml.so
+$(FAKE_NVML): tests/e2e/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O1 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+$(BUILD)/tests/e2e/test_nvml: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(FAKE_NVML)
+$(BUILD)/tests/e2e/test_nvml: ALL_CFLAGS += -DCUZK_CLIENT=1 -DFAKE_NVML_PATH=\"$(abspath $(FAKE_NVML))\"
+$(BUILD)/tests/e2e/test_nvml: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+
 daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 .PHONY: daemon daemon-gpu
 
