@@ -387,3 +387,34 @@ fuzz-run: fuzz
 	done
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
 # ================================================================================== end fuzz ====
+
+# =================================================================================== install ====
+# make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [UNITDIR=...]: the programs
+# (the CUDA daemon as cuzk-daemon when `make daemon-gpu` built it), the systemd unit with
+# ExecStart at PREFIX, the commented default config (cuzk-daemon --print-default-config) at
+# SYSCONFDIR/cuzk/cuzk.toml unless one is there, and the docs.
+# make deb: a Debian package from the same files (scripts/mkdeb.sh; docs/daemon.md "Install").
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,/etc/systemd/system)
+DOCDIR     ?= $(PREFIX)/share/doc/cuzk
+INSTALL_DAEMON = $(if $(wildcard $(DAEMON_GPU)),$(DAEMON_GPU),$(BUILD)/bin/cuzk-daemon)
+INSTALL_PARAMS = $(if $(wildcard $(PARAMS_GPU)),$(PARAMS_GPU),$(BUILD)/bin/cuzk-params)
+INSTALL_DOCS  := README.md docs/daemon.md docs/migrating.md deploy/grafana-cuzk.json
+.PHONY: install deb
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(INSTALL_DAEMON) $(DESTDIR)$(PREFIX)/bin/cuzk-daemon
+	install -m 0755 $(INSTALL_PARAMS) $(DESTDIR)$(PREFIX)/bin/cuzk-params
+	install -m 0755 $(BUILD)/bin/cuzk-bench $(DESTDIR)$(PREFIX)/bin/cuzk-bench
+	sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|' -e 's|/etc/cuzk/|$(SYSCONFDIR)/cuzk/|' \
+	    -e 's|/usr/local/share/doc/cuzk/|$(DOCDIR)/|' deploy/cuzk-daemon.service > $(BUILD)/cuzk-daemon.service
+	install -m 0644 $(BUILD)/cuzk-daemon.service $(DESTDIR)$(UNITDIR)/cuzk-daemon.service
+	$(BUILD)/bin/cuzk-daemon --print-default-config > $(BUILD)/cuzk.toml
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml ]; then \
+	    echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml (the default is $(BUILD)/cuzk.toml)"; \
+	else install -m 0644 $(BUILD)/cuzk.toml $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml; fi
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+deb: all
+	scripts/mkdeb.sh $(BUILD)
+# =============================================================================== end install ====

@@ -269,7 +269,13 @@ int main(int argc, char **argv)
 
     /* ---- the job journal: accepted jobs survive a crash (docs/daemon.md) ---- */
     char state_dir[sizeof lock_path + 16];
-    durable_state_dir(state_dir, sizeof state_dir, cfg.state_dir, lock_path);
+    /* state_dir = "": systemd's StateDirectory= (STATE_DIRECTORY, the first of its paths)
+     * when the unit has one, so a packaged daemon keeps its journal in /var/lib/cuzk */
+    char sd_env[CFG_STR_MAX] = "";
+    const char *sd = getenv("STATE_DIRECTORY");
+    if (!cfg.state_dir[0] && sd && sd[0] && sd[0] != ':')
+        snprintf(sd_env, sizeof sd_env, "%.*s", (int)strcspn(sd, ":"), sd);
+    durable_state_dir(state_dir, sizeof state_dir, sd_env[0] ? sd_env : cfg.state_dir, lock_path);
     struct durable *dur = NULL;
     if (!state_dir[0]) {
         cuzk_log(CLOG_WARN, "[daemon] state_dir = \"off\": accepted jobs live in memory only; a "
