@@ -213,6 +213,15 @@ $(BUILD)/tests/e2e/test_nvml: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(FAKE_NVML)
 $(BUILD)/tests/e2e/test_nvml: ALL_CFLAGS += -DCUZK_CLIENT=1 -DFAKE_NVML_PATH=\"$(abspath $(FAKE_NVML))\"
 $(BUILD)/tests/e2e/test_nvml: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 
+# the daemon as an operator meets it (tests/e2e/test_ops.c): Curio's example config, promtool on
+# a live /metrics, the Grafana dashboard's queries, the NVML log line
+$(BUILD)/tests/e2e/test_ops: $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon \
+        $(BUILD)/bin/cuzk-bench $(SRV_LIB) $(FAKE_NVML) tests/data/curio-cuzk.example.toml deploy/grafana-cuzk.json
+$(BUILD)/tests/e2e/test_ops: ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1 -DCUZK_REPO_DIR=\"$(CURDIR)\" \
+        -DFAKE_NVML_PATH=\"$(abspath $(FAKE_NVML))\"
+$(BUILD)/tests/e2e/test_ops: TEST_LIBS += $(BUILD)/obj/tests/e2e/daemon_harness.o $(SRV_LIB) \
+        $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+
 daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 .PHONY: daemon daemon-gpu
 
