@@ -15,6 +15,9 @@ typedef int nvmlReturn_t;
 typedef void *nvmlDevice_t;
 typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+/* v2 (driver 510+) leaves the driver's reserved memory out of used, as nvidia-smi does */
+typedef struct { unsigned version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+#define NVML_MEMORY_V2_VERSION ((unsigned)sizeof(nvmlMemory_v2_t) | 2u << 24)
 enum { NVML_SUCCESS = 0, NVML_ERROR_GPU_IS_LOST = 15 };
 enum { NVML_TEMPERATURE_GPU = 0, NVML_CLOCK_SM = 1 };
 enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
@@ -33,6 +36,7 @@ struct nvml_fns {
     nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
     nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
     nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t *);
+    nvmlReturn_t (*mem_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
     nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned *);
     nvmlReturn_t (*power)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
@@ -90,6 +94,7 @@ int nvml_open(struct nvml **out, const char *path, uint64_t max_age_ms, struct c
         {(void **)&n->f.name, "nvmlDeviceGetName", NULL, false},
         {(void **)&n->f.util, "nvmlDeviceGetUtilizationRates", NULL, false},
         {(void **)&n->f.mem, "nvmlDeviceGetMemoryInfo", NULL, false},
+        {(void **)&n->f.mem_v2, "nvmlDeviceGetMemoryInfo_v2", NULL, false},
         {(void **)&n->f.temp, "nvmlDeviceGetTemperature", NULL, false},
         {(void **)&n->f.power, "nvmlDeviceGetPowerUsage", NULL, false},
         {(void **)&n->f.power_limit, "nvmlDeviceGetEnforcedPowerLimit", NULL, false},
@@ -169,8 +174,13 @@ static void sample_now(struct nvml *n, unsigned index, struct nvml_sample *s)
         s->util_gpu = u.gpu / 100.0;
         s->util_mem = u.memory / 100.0;
     }
+    nvmlMemory_v2_t m2 = {.version = NVML_MEMORY_V2_VERSION};
     nvmlMemory_t m;
-    if (n->f.mem && ASK(n->f.mem(d, &m))) {
+    if (n->f.mem_v2 && ASK(n->f.mem_v2(d, &m2))) {
+        s->has_mem = true;
+        s->mem_used = m2.used;
+        s->mem_total = m2.total;
+    } else if (n->f.mem && ASK(n->f.mem(d, &m))) {   /* older driver, or v2 refused */
         s->has_mem = true;
         s->mem_used = m.used;
         s->mem_total = m.total;

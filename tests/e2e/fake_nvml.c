@@ -16,6 +16,7 @@ struct fake_gpu {
     unsigned long long mem_used, mem_total, throttle, ecc_c, ecc_u;
     int fail[Q_N];          /* NVML code a query answers instead of its figure (0: answers) */
     int lost;               /* every call on this GPU answers GPU_IS_LOST */
+    int v2_refuse;          /* the v2 memory query answers VERSION_MISMATCH (an older driver) */
 };
 static struct fake_gpu gpus[FAKE_MAX];
 static unsigned n_gpus, calls, inited;
@@ -58,6 +59,7 @@ void fake_nvml_set(unsigned i, const char *f, unsigned long long v)
     else if (!strcmp(f, "throttle")) g->throttle = v;
     else if (!strcmp(f, "ecc_c")) g->ecc_c = v;
     else if (!strcmp(f, "ecc_u")) g->ecc_u = v;
+    else if (!strcmp(f, "v2_refuse")) g->v2_refuse = (int)v;
 }
 
 void fake_nvml_fail(unsigned i, int q, int code) { if (q >= 0 && q < Q_N) gpus[i % FAKE_MAX].fail[q] = code; }
@@ -69,6 +71,10 @@ unsigned fake_nvml_inited(void) { return inited; }
 typedef void *nvmlDevice_t;
 typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+/* NVML_STRUCT_VERSION(Memory, 2); the driver reserves this much, which v1 counts as used */
+#define MEMORY_V2 ((unsigned)sizeof(nvmlMemory_v2_t) | 2u << 24)
+#define RESERVED (512ull << 20)
 
 int nvmlInit_v2(void);
 int nvmlShutdown(void);
@@ -79,6 +85,7 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d);
 int nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len);
 int nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
 int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
 int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned *t);
 int nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *p);
 int nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *p);
@@ -153,8 +160,19 @@ int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     ENTER(d, Q_MEM);
     struct fake_gpu *g = d;
     m->total = g->mem_total;
+    m->used = g->mem_used + RESERVED;
+    m->free = g->mem_total - m->used;
+    return OK;
+}
+int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+    ENTER(d, Q_MEM);
+    struct fake_gpu *g = d;
+    if (m->version != MEMORY_V2 || g->v2_refuse) return 25;   /* ARGUMENT_VERSION_MISMATCH */
+    m->total = g->mem_total;
+    m->reserved = RESERVED;
     m->used = g->mem_used;
-    m->free = g->mem_total - g->mem_used;
+    m->free = g->mem_total - g->mem_used - RESERVED;
     return OK;
 }
 int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned *t)

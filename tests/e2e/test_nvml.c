@@ -60,7 +60,7 @@ static struct raw fake_random(unsigned i)
     w.tx_kb = (unsigned)(cuzk_rng_u64(r) % 30000000);
     w.rx_kb = (unsigned)(cuzk_rng_u64(r) % 30000000);
     w.mem_total = (16ull + cuzk_rng_u64(r) % 128) << 30;
-    w.mem_used = cuzk_rng_u64(r) % w.mem_total;
+    w.mem_used = cuzk_rng_u64(r) % (w.mem_total - (1ull << 30));   /* room for the reserve */
     w.throttle = NVML_THROTTLE_SW_POWER_CAP | NVML_THROTTLE_HW_THERMAL;
     w.ecc_c = cuzk_rng_u64(r) % 1000;
     w.ecc_u = cuzk_rng_u64(r) % 10;
@@ -84,7 +84,7 @@ static void check_sample(const struct nvml_sample *s, const struct raw *w, unsig
     ASSERT_MSG(!strcmp(s->name, name), "name '%s', expected '%s'", s->name, name);
     ASSERT(s->has_util && NEAR(s->util_gpu, w->util_gpu / 100.0) && NEAR(s->util_mem, w->util_mem / 100.0));
     ASSERT(s->has_mem);
-    ASSERT_EQ_U64(s->mem_used, w->mem_used);
+    ASSERT_EQ_U64(s->mem_used, w->mem_used);   /* v2: without the driver's reserve, as nvidia-smi */
     ASSERT_EQ_U64(s->mem_total, w->mem_total);
     ASSERT(s->has_temp && NEAR(s->temp_c, w->temp));
     ASSERT_MSG(s->has_power && NEAR(s->power_w, w->power_mw / 1000.0), "power %g W from %u mW",
@@ -159,6 +159,12 @@ TEST(nvml_unsupported_query_leaves_that_figure_out)
     nvml_sample(n, 0, &s);
     ASSERT(s.present && !s.has_ecc && !s.has_plimit);
     ASSERT(s.has_temp && NEAR(s.temp_c, w.temp) && s.has_power && s.has_pcie);
+    ASSERT_EQ_U64(s.mem_used, w.mem_used);
+    /* a driver without the v2 memory query: v1, whose used includes the 512 MiB reserve */
+    fake.set(0, "v2_refuse", 1);
+    nvml_sample(n, 0, &s);
+    ASSERT(s.present && s.has_mem);
+    ASSERT_EQ_U64(s.mem_used, w.mem_used + (512ull << 20));
     nvml_close(n);
 }
 
