@@ -74,7 +74,7 @@ left=$(while read -r f; do [ "$f" != /etc/cuzk/cuzk.toml ] && [ -f "$f" ] && ech
 [ ! -e /var/lib/cuzk ] || fail "dpkg -r left /var/lib/cuzk"
 ! getent passwd cuzk >/dev/null || fail "dpkg -r left the cuzk user"
 ! getent group cuzk >/dev/null || fail "dpkg -r left the cuzk group"
-ls /run/curio/cuzk.sock* >/dev/null 2>&1 && fail "socket or lock left in /run/curio"
+for f in /run/curio/cuzk.sock /run/curio/cuzk.sock.lock; do [ ! -e "$f" ] || fail "$f left behind"; done
 rmdir /run/curio 2>/dev/null
 dpkg --purge cuzk-cpu >/dev/null 2>&1 || fail "dpkg --purge"
 [ ! -e /etc/cuzk ] || fail "dpkg --purge left /etc/cuzk"
