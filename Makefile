@@ -10,6 +10,7 @@
 #   make bench           build cuzk-bench (run: build/bin/cuzk-bench arith)
 #   make check-headers   every public header compiles on its own
 #   make fuzz, make fuzz-run FUZZ_SECONDS=N   libFuzzer targets for the parsers (docs/fuzzing.md)
+#   make install PREFIX=/usr/local DESTDIR=, make deb   install, Debian package (docs/daemon.md "Install")
 
 BUILD   ?= build
 CC      ?= cc
