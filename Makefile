@@ -10,6 +10,7 @@
 #   make bench           build cuzk-bench (run: build/bin/cuzk-bench arith)
 #   make check-headers   every public header compiles on its own
 #   make fuzz, make fuzz-run FUZZ_SECONDS=N   libFuzzer targets for the parsers (docs/fuzzing.md)
+#   make install PREFIX=/usr/local DESTDIR=, make deb   install, Debian package (docs/daemon.md "Install")
 
 BUILD   ?= build
 CC      ?= cc
@@ -219,6 +220,24 @@ $(BUILD)/tests/e2e/test_engine_aggregate: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a
 $(BUILD)/tests/e2e/test_engine_aggregate: ALL_CFLAGS += -DCUZK_CLIENT=1
 $(BUILD)/tests/e2e/test_engine_aggregate: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
 
+# GPU telemetry (src/server/nvml.c) against a fake NVML the build makes (tests/e2e/fake_nvml.c)
+FAKE_NVML := $(BUILD)/tests/e2e/libfake_nvml.so
+$(FAKE_NVML): tests/e2e/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O1 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+$(BUILD)/tests/e2e/test_nvml: $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(FAKE_NVML)
+$(BUILD)/tests/e2e/test_nvml: ALL_CFLAGS += -DCUZK_CLIENT=1 -DFAKE_NVML_PATH=\"$(abspath $(FAKE_NVML))\"
+$(BUILD)/tests/e2e/test_nvml: TEST_LIBS += $(SRV_LIB) $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+
+# the daemon as an operator meets it (tests/e2e/test_ops.c): Curio's example config, promtool on
+# a live /metrics, the Grafana dashboard's queries, the NVML log line
+$(BUILD)/tests/e2e/test_ops: $(BUILD)/obj/tests/e2e/daemon_harness.o $(BUILD)/bin/cuzk-daemon \
+        $(BUILD)/bin/cuzk-bench $(SRV_LIB) $(FAKE_NVML) tests/data/curio-cuzk.example.toml deploy/grafana-cuzk.json
+$(BUILD)/tests/e2e/test_ops: ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1 -DCUZK_REPO_DIR=\"$(CURDIR)\" \
+        -DFAKE_NVML_PATH=\"$(abspath $(FAKE_NVML))\"
+$(BUILD)/tests/e2e/test_ops: TEST_LIBS += $(BUILD)/obj/tests/e2e/daemon_harness.o $(SRV_LIB) \
+        $(BUILD)/lib/libcuzk_fil.a $(CORE_LIB) -ljansson
+
 daemon: $(BUILD)/bin/cuzk-daemon $(BUILD)/bin/cuzk-bench
 .PHONY: daemon daemon-gpu
 
@@ -407,3 +426,34 @@ fuzz-run: fuzz
 	if [ -n "$$failed" ]; then echo "fuzz-run: findings in:$$failed (inputs in $(FUZZ_BUILD)/crash/)"; exit 1; fi
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
 # ================================================================================== end fuzz ====
+
+# =================================================================================== install ====
+# make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [UNITDIR=...]: the programs
+# (the CUDA daemon as cuzk-daemon when `make daemon-gpu` built it), the systemd unit with
+# ExecStart at PREFIX, the commented default config (cuzk-daemon --print-default-config) at
+# SYSCONFDIR/cuzk/cuzk.toml unless one is there, and the docs.
+# make deb: a Debian package from the same files (scripts/mkdeb.sh; docs/daemon.md "Install").
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,/etc/systemd/system)
+DOCDIR     ?= $(PREFIX)/share/doc/cuzk
+INSTALL_DAEMON = $(if $(wildcard $(DAEMON_GPU)),$(DAEMON_GPU),$(BUILD)/bin/cuzk-daemon)
+INSTALL_PARAMS = $(if $(wildcard $(PARAMS_GPU)),$(PARAMS_GPU),$(BUILD)/bin/cuzk-params)
+INSTALL_DOCS  := README.md docs/daemon.md docs/migrating.md deploy/grafana-cuzk.json
+.PHONY: install deb
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(INSTALL_DAEMON) $(DESTDIR)$(PREFIX)/bin/cuzk-daemon
+	install -m 0755 $(INSTALL_PARAMS) $(DESTDIR)$(PREFIX)/bin/cuzk-params
+	install -m 0755 $(BUILD)/bin/cuzk-bench $(DESTDIR)$(PREFIX)/bin/cuzk-bench
+	sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|' -e 's|/etc/cuzk/|$(SYSCONFDIR)/cuzk/|' \
+	    -e 's|/usr/local/share/doc/cuzk/|$(DOCDIR)/|' deploy/cuzk-daemon.service > $(BUILD)/cuzk-daemon.service
+	install -m 0644 $(BUILD)/cuzk-daemon.service $(DESTDIR)$(UNITDIR)/cuzk-daemon.service
+	$(BUILD)/bin/cuzk-daemon --print-default-config > $(BUILD)/cuzk.toml
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml ]; then \
+	    echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml (the default is $(BUILD)/cuzk.toml)"; \
+	else install -m 0644 $(BUILD)/cuzk.toml $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzk.toml; fi
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+deb: all
+	scripts/mkdeb.sh $(BUILD)
+# =============================================================================== end install ====

@@ -5,7 +5,8 @@
 # then check that every environment variable src/ reads is documented (scripts/check-env-doc.sh)
 # and run the CPU suite. Its last line is "suite: N passed, N failed, N skipped", followed by a
 # line naming the documentation check when that failed; the exit status is non-zero if either
-# failed.
+# failed. As root it also tests the Debian package (scripts/test-deb.sh: installs and removes
+# it on this machine).
 set -e
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -23,5 +24,9 @@ make -j"$(nproc)" fuzz >/dev/null
 echo "== every environment variable read in src/ is documented in docs/daemon.md"
 doc_ok=1
 ./scripts/check-env-doc.sh || doc_ok=0
+echo "== the Debian package: lintian, dpkg -i, a job through the installed daemon, dpkg -r (as root)"
+deb_ok=1
+./scripts/test-deb.sh || deb_ok=0
 make -j"$(nproc)" test
+[ "$deb_ok" = 1 ] || { echo "test.sh: FAILED: scripts/test-deb.sh (the Debian package, above the suite)"; exit 1; }
 [ "$doc_ok" = 1 ] || { echo "test.sh: FAILED: scripts/check-env-doc.sh (undocumented environment variables, listed above the suite)"; exit 1; }

@@ -36,7 +36,8 @@ const char cfg_default_toml[] =
     "result_retention = \"1h\"                   # finished results kept for AwaitProof / retries\n"
     "result_retention_count = 1000\n"
     "# The job journal (accepted requests and finished results survive a crash or restart):\n"
-    "# \"\" = beside the instance lock (<socket>.state for a unix socket). /run is emptied\n"
+    "# \"\" = systemd's StateDirectory (/var/lib/cuzk with the packaged unit), else beside the\n"
+    "# instance lock (<socket>.state for a unix socket). /run is emptied\n"
     "# at reboot: set a persistent directory such as \"/var/lib/cuzk\" to survive one.\n"
     "# \"off\" = accepted jobs live in memory only.\n"
     "state_dir = \"\"\n"
@@ -66,6 +67,9 @@ const char cfg_default_toml[] =
     "stream_key = false                        # stream the key per proof even when it fits\n"
     "memory_limit = \"\"                         # use at most this much of each GPU, e.g. \"24GiB\"; \"\" = all\n"
     "trace = false                             # a stderr line per GPU allocation and MSM plan\n"
+    "# GPU telemetry (utilization, memory, temperature, power, clocks, throttling, ECC, PCIe in\n"
+    "# /metrics and /status) from NVIDIA's NVML, loaded at start; \"off\" = none.\n"
+    "nvml_library = \"libnvidia-ml.so.1\"\n"
     "\n"
     "[scheduler]\n"
     "max_batch_size = 1\n"
@@ -116,6 +120,7 @@ void cfg_defaults(struct cuzk_config *c)
     c->synthesis_concurrency = 1;
     snprintf(c->param_cache, sizeof c->param_cache, "/data/zk/params");
     snprintf(c->srs_validation, sizeof c->srs_validation, "full");
+    snprintf(c->nvml_library, sizeof c->nvml_library, "libnvidia-ml.so.1");
     snprintf(c->log_level, sizeof c->log_level, "info");
 }
 
@@ -590,6 +595,13 @@ static int k_gpu_memory_limit(struct cuzk_config *c, const struct tval *v, struc
 }
 static int k_gpu_trace(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 { return get_bool(&c->gpu_trace, v, k); }
+static int k_nvml_library(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+{
+    int rc = get_str(c->nvml_library, sizeof c->nvml_library, v, k);
+    if (!rc && !c->nvml_library[0])
+        return bad(k, "expected a library path or soname (\"libnvidia-ml.so.1\"), or \"off\"");
+    return rc;
+}
 
 static int k_batch_size(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
 {
@@ -726,6 +738,7 @@ static const struct key_def {
     {"gpus", "stream_key", k_stream_key},
     {"gpus", "memory_limit", k_gpu_memory_limit},
     {"gpus", "trace", k_gpu_trace},
+    {"gpus", "nvml_library", k_nvml_library},
     {"scheduler", "max_batch_size", k_batch_size},
     {"scheduler", "max_batch_wait_ms", k_batch_wait},
     {"scheduler", "sort_by_type", k_sort_by_type},

@@ -53,6 +53,7 @@ struct cuzk_config {
     bool gpu_stream_key;                 /* stream the key per proof even when it fits */
     uint64_t gpu_memory_limit;           /* bytes of each GPU the daemon may use (0: all) */
     bool gpu_trace;                      /* a stderr line per device allocation and MSM plan */
+    char nvml_library[CFG_STR_MAX];      /* GPU telemetry library path or soname; "off" = none */
     /* [scheduler] */
     unsigned max_batch_size;             /* accepted; batching is not implemented (warned) */
     uint64_t max_batch_wait_ms;

@@ -96,6 +96,34 @@ static void gpu_config_of(struct engine_gpu_config *gc, const struct cuzk_config
     gc->options.mem_limit_bytes = (size_t)c->gpu_memory_limit;
 }
 
+/* How long a GPU's NVML figures are reused: scrapes and page refreshes within it ask the
+ * driver nothing (a PCIe throughput query alone waits 20 ms). */
+#define NVML_MAX_AGE_MS 1000
+
+static void telemetry_sample(void *ctx, int ordinal, struct nvml_sample *out)
+{
+    nvml_sample(ctx, ordinal < 0 ? ~0u : (unsigned)ordinal, out);
+}
+
+/* [gpus] nvml_library: load it and log one line either way. NULL when off or absent. */
+static struct nvml *telemetry_open(const struct cuzk_config *c, const struct engine_backend *b)
+{
+    if (!strcmp(c->nvml_library, "off")) {
+        cuzk_log(CLOG_INFO, "GPU telemetry off ([gpus] nvml_library = \"off\")");
+        return NULL;
+    }
+    struct nvml *n = NULL;
+    struct cuzk_error err;
+    if (nvml_open(&n, c->nvml_library, NVML_MAX_AGE_MS, &err)) {
+        cuzk_log(CLOG_INFO, "GPU telemetry off: %s", err.msg);
+        return NULL;
+    }
+    cuzk_log(CLOG_INFO, "GPU telemetry: NVML from %s, driver %s, %u GPU(s) visible, %u in use",
+             c->nvml_library, nvml_driver_version(n)[0] ? nvml_driver_version(n) : "unknown",
+             nvml_count(n), b->n_devices);
+    return n;
+}
+
 /* After the first signal a second one ends the process at once. */
 static void *second_signal_main(void *arg)
 {
@@ -241,7 +269,13 @@ int main(int argc, char **argv)
 
     /* ---- the job journal: accepted jobs survive a crash (docs/daemon.md) ---- */
     char state_dir[sizeof lock_path + 16];
-    durable_state_dir(state_dir, sizeof state_dir, cfg.state_dir, lock_path);
+    /* state_dir = "": systemd's StateDirectory= (STATE_DIRECTORY, the first of its paths)
+     * when the unit has one, so a packaged daemon keeps its journal in /var/lib/cuzk */
+    char sd_env[CFG_STR_MAX] = "";
+    const char *sd = getenv("STATE_DIRECTORY");
+    if (!cfg.state_dir[0] && sd && sd[0] && sd[0] != ':')
+        snprintf(sd_env, sizeof sd_env, "%.*s", (int)strcspn(sd, ":"), sd);
+    durable_state_dir(state_dir, sizeof state_dir, sd_env[0] ? sd_env : cfg.state_dir, lock_path);
     struct durable *dur = NULL;
     if (!state_dir[0]) {
         cuzk_log(CLOG_WARN, "[daemon] state_dir = \"off\": accepted jobs live in memory only; a "
@@ -267,6 +301,11 @@ int main(int argc, char **argv)
     struct engine_config ecfg;
     engine_config_of(&ecfg, &cfg);
     durable_hooks(dur, &ecfg.hooks);
+    struct nvml *nvml = telemetry_open(&cfg, &backend);
+    if (nvml && backend.n_devices) {
+        ecfg.telemetry.ctx = nvml;
+        ecfg.telemetry.sample = telemetry_sample;
+    }
     struct engine *e = engine_new(&ecfg, &backend, &err);
     if (!e) {
         cuzk_log(CLOG_ERROR, "cannot start the engine: %s", err.msg);
@@ -373,6 +412,7 @@ int main(int argc, char **argv)
     if (__atomic_load_n(&pctx.done, __ATOMIC_ACQUIRE)) {
         engine_free(e);
         durable_close(dur);   /* no hook can run any more; else the process exit closes it */
+        nvml_close(nvml);
     }
     cuzk_log(CLOG_INFO, "cuzk-daemon stopped");
     lc_unlock(lock_fd, lock_path);

@@ -13,6 +13,7 @@
 
 #include "cuzk/err.h"
 #include "cuzk/gpu.h"
+#include "cuzk/nvml.h"
 #include "cuzk/groth16.h"
 
 /* Proof kinds and result statuses use the wire (cuzk.v1) numbers. */
@@ -123,6 +124,13 @@ struct engine_config {
     char param_cache[ENGINE_PATH_MAX]; /* directory of .params / .shape files */
     int srs_validation;                /* enum g16_validate: checks when a .params is read */
     struct engine_hooks hooks;         /* durability (zero: jobs live in memory only) */
+    /* GPU telemetry (nvml.h) for the snapshot: sample(ctx, ordinal, out) fills the figures of
+     * GPU ordinal; called outside the engine lock, from the thread asking for a snapshot.
+     * NULL: snapshots carry none. */
+    struct engine_telemetry {
+        void *ctx;
+        void (*sample)(void *ctx, int ordinal, struct nvml_sample *out);
+    } telemetry;
 };
 void engine_config_defaults(struct engine_config *c);
 
@@ -307,6 +315,8 @@ struct engine_gpu_snap {
     unsigned workers, busy;
     char current_job[ENGINE_ID_MAX];
     int current_kind;
+    bool has_telemetry;                    /* engine_config.telemetry is set */
+    struct nvml_sample telemetry;
 };
 struct engine_srs_snap {
     char circuit_id[64];

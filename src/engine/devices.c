@@ -12,6 +12,25 @@
 
 #define DEV_NOMEM_TRIES 8   /* about 80 s of waiting for device memory, then the partition fails */
 
+/* The GPU's telemetry right after a partition left it (TIMELINE GPU_STATE), so a slow
+ * partition can be told apart from a throttled or shared card. Outside the device lock: a
+ * fresh NVML sample may take tens of milliseconds (it is reused for a second). */
+static void timeline_gpu_state(struct engine *e, const char *job_id, unsigned part, int ordinal)
+{
+    if (!e->cfg.telemetry.sample) return;
+    struct nvml_sample t;
+    e->cfg.telemetry.sample(e->cfg.telemetry.ctx, ordinal, &t);
+    if (!t.present) {
+        clog_timeline("GPU_STATE", job_id, "partition=%u,gpu=%d,up=0", part, ordinal);
+        return;
+    }
+    clog_timeline("GPU_STATE", job_id, "partition=%u,gpu=%d,up=1,util=%.2f,mem_used_mib=%llu,"
+                  "temp_c=%.0f,power_w=%.1f,sm_mhz=%.0f,throttle=0x%llx", part, ordinal,
+                  t.has_util ? t.util_gpu : -1.0, (unsigned long long)(t.mem_used >> 20),
+                  t.has_temp ? t.temp_c : -1.0, t.has_power ? t.power_w : -1.0,
+                  t.has_clock ? t.sm_clock_hz / 1e6 : -1.0, (unsigned long long)t.throttle);
+}
+
 static void dev_lock(struct engine *e, unsigned d)
 {
     if (e->be.ops->lock) e->be.ops->lock(e->be.self, d);
@@ -305,6 +324,7 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
                       e->be.ordinals[c->dev]);
         rc = prove_placed(e, c, out, s, pk, w, t, err);
         dev_unlock(e, c->dev);
+        timeline_gpu_state(e, c->job_id, c->part, e->be.ordinals[c->dev]);
         dev_turn_release(e, c->dev);
         c->turn = false;
         if (rc != CUZK_E_GPU_NOMEM || attempt >= DEV_NOMEM_TRIES) break;

@@ -1336,6 +1336,10 @@ int engine_snapshot(struct engine *e, struct engine_snapshot *out, struct cuzk_e
             snprintf(g->name, sizeof g->name, "GPU %d", g->ordinal);
         g->vram_total = total;
         g->vram_free = free_b;
+        if (e->cfg.telemetry.sample) {
+            g->has_telemetry = true;
+            e->cfg.telemetry.sample(e->cfg.telemetry.ctx, g->ordinal, &g->telemetry);
+        }
     }
     if (e->be.ops->host_pinned) e->be.ops->host_pinned(e->be.self, &out->host_pinned, &out->host_pinned_peak);
     out->prover = e->have_gpu ? "gpu" : "cpu";

@@ -80,6 +80,43 @@ static void add_history(json_t *root, const struct engine_snapshot *s)
     json_object_set_new(root, "loading", loading);
 }
 
+/* A GPU's NVML figures for /status: absent ones are null, not 0. */
+static json_t *telemetry_json(const struct nvml_sample *t)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "present", json_boolean(t->present));
+    if (!t->present) {
+        json_object_set_new(o, "error", json_string(t->error));
+        return o;
+    }
+#define NUM(key, has, v) json_object_set_new(o, key, (has) ? json_real(v) : json_null())
+#define INT(key, has, v) json_object_set_new(o, key, (has) ? json_integer((json_int_t)(v)) : json_null())
+    NUM("utilization", t->has_util, t->util_gpu);
+    NUM("memory_utilization", t->has_util, t->util_mem);
+    INT("memory_used_bytes", t->has_mem, t->mem_used);
+    INT("memory_total_bytes", t->has_mem, t->mem_total);
+    NUM("temperature_celsius", t->has_temp, t->temp_c);
+    NUM("power_watts", t->has_power, t->power_w);
+    NUM("power_limit_watts", t->has_plimit, t->power_limit_w);
+    NUM("sm_clock_hertz", t->has_clock, t->sm_clock_hz);
+    INT("ecc_corrected_errors", t->has_ecc, t->ecc_corrected);
+    INT("ecc_uncorrected_errors", t->has_ecc, t->ecc_uncorrected);
+    NUM("pcie_tx_bytes_per_second", t->has_pcie, t->pcie_tx_bps);
+    NUM("pcie_rx_bytes_per_second", t->has_pcie, t->pcie_rx_bps);
+#undef NUM
+#undef INT
+    json_t *reasons = json_array();
+    if (t->has_throttle) {
+        char names[256], *save = NULL;
+        nvml_throttle_names(t->throttle, names, sizeof names);
+        for (char *w = strtok_r(names, ",", &save); w; w = strtok_r(NULL, ",", &save))
+            json_array_append_new(reasons, json_string(w));
+    }
+    json_object_set_new(o, "throttle_reasons", t->has_throttle ? reasons : json_null());
+    if (!t->has_throttle) json_decref(reasons);
+    return o;
+}
+
 char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_t offset)
 {
     json_t *root = json_object();
@@ -139,6 +176,8 @@ char *render_status_json(const struct engine_snapshot *s, size_t max_jobs, size_
         json_object_set_new(o, "current_job", g->busy ? json_string(g->current_job) : json_null());
         json_object_set_new(o, "current_proof_kind",
                             g->busy ? json_string(engine_kind_name(g->current_kind)) : json_null());
+        json_object_set_new(o, "telemetry", g->has_telemetry ? telemetry_json(&g->telemetry)
+                                                             : json_null());
         json_array_append_new(gpus, o);
     }
     json_object_set_new(root, "gpus", gpus);
@@ -200,6 +239,81 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
     }
 }
 
+/* One GPU telemetry family: the header once, then a line per GPU that has the figure. */
+enum gpu_fig { F_UP, F_UTIL, F_MUTIL, F_MUSED, F_MTOTAL, F_TEMP, F_POWER, F_PLIMIT, F_CLOCK,
+               F_THROTTLE, F_THR_POWER, F_THR_THERMAL, F_ECC_C, F_ECC_U, F_TX, F_RX, F_N };
+static const struct { const char *name, *type, *help; } gpu_fams[F_N] = {
+    [F_UP] = {"cuzk_gpu_telemetry_up", "gauge", "1 when the GPU answered NVML's last sample, "
+              "0 when it did not (fell off the bus, driver reset)."},
+    [F_UTIL] = {"cuzk_gpu_utilization_ratio", "gauge", "Fraction of the last sample period in "
+                "which a kernel ran (NVML utilization.gpu / 100)."},
+    [F_MUTIL] = {"cuzk_gpu_memory_utilization_ratio", "gauge", "Fraction of the last sample "
+                 "period in which device memory was read or written."},
+    [F_MUSED] = {"cuzk_gpu_memory_used_bytes", "gauge", "Device memory in use (all processes)."},
+    [F_MTOTAL] = {"cuzk_gpu_memory_total_bytes", "gauge", "Device memory installed."},
+    [F_TEMP] = {"cuzk_gpu_temperature_celsius", "gauge", "GPU die temperature."},
+    [F_POWER] = {"cuzk_gpu_power_watts", "gauge", "Board power draw."},
+    [F_PLIMIT] = {"cuzk_gpu_power_limit_watts", "gauge", "Enforced board power limit."},
+    [F_CLOCK] = {"cuzk_gpu_sm_clock_hertz", "gauge", "Current SM clock."},
+    [F_THROTTLE] = {"cuzk_gpu_throttle_reasons", "gauge", "NVML clock event reason bits (1 idle, "
+                    "4 sw power cap, 8 hw slowdown, 32 sw thermal, 64 hw thermal, 128 hw power "
+                    "brake; docs/daemon.md)."},
+    [F_THR_POWER] = {"cuzk_gpu_throttled_power", "gauge", "1 when clocks are held down by the "
+                     "power limit (sw power cap or hw power brake)."},
+    [F_THR_THERMAL] = {"cuzk_gpu_throttled_thermal", "gauge", "1 when clocks are held down by "
+                       "heat (hw slowdown, sw or hw thermal)."},
+    [F_ECC_C] = {"cuzk_gpu_ecc_corrected_errors_total", "counter", "Corrected ECC memory errors "
+                 "over the GPU's life (NVML aggregate counter)."},
+    [F_ECC_U] = {"cuzk_gpu_ecc_uncorrected_errors_total", "counter", "Uncorrected ECC memory "
+                 "errors over the GPU's life (NVML aggregate counter)."},
+    [F_TX] = {"cuzk_gpu_pcie_tx_bytes_per_second", "gauge", "PCIe bytes per second sent by the "
+              "GPU (NVML's 20 ms window)."},
+    [F_RX] = {"cuzk_gpu_pcie_rx_bytes_per_second", "gauge", "PCIe bytes per second received by "
+              "the GPU (NVML's 20 ms window)."},
+};
+
+/* Figure f of sample t into *v; false when the GPU did not report it. */
+static bool gpu_fig(const struct nvml_sample *t, int f, double *v)
+{
+    if (f == F_UP) { *v = t->present; return true; }
+    if (!t->present) return false;
+    switch (f) {
+    case F_UTIL: *v = t->util_gpu; return t->has_util;
+    case F_MUTIL: *v = t->util_mem; return t->has_util;
+    case F_MUSED: *v = (double)t->mem_used; return t->has_mem;
+    case F_MTOTAL: *v = (double)t->mem_total; return t->has_mem;
+    case F_TEMP: *v = t->temp_c; return t->has_temp;
+    case F_POWER: *v = t->power_w; return t->has_power;
+    case F_PLIMIT: *v = t->power_limit_w; return t->has_plimit;
+    case F_CLOCK: *v = t->sm_clock_hz; return t->has_clock;
+    case F_THROTTLE: *v = (double)t->throttle; return t->has_throttle;
+    case F_THR_POWER: *v = (t->throttle & NVML_THROTTLE_POWER) != 0; return t->has_throttle;
+    case F_THR_THERMAL: *v = (t->throttle & NVML_THROTTLE_THERMAL) != 0; return t->has_throttle;
+    case F_ECC_C: *v = (double)t->ecc_corrected; return t->has_ecc;
+    case F_ECC_U: *v = (double)t->ecc_uncorrected; return t->has_ecc;
+    case F_TX: *v = t->pcie_tx_bps; return t->has_pcie;
+    case F_RX: *v = t->pcie_rx_bps; return t->has_pcie;
+    }
+    return false;
+}
+
+static void render_gpu_metrics(struct sbuf *b, const struct engine_snapshot *s)
+{
+    for (int f = 0; f < F_N; f++) {
+        bool header = false;
+        for (size_t i = 0; i < s->n_gpus; i++) {
+            double v;
+            if (!s->gpus[i].has_telemetry || !gpu_fig(&s->gpus[i].telemetry, f, &v)) continue;
+            if (!header)
+                sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", gpu_fams[f].name, gpu_fams[f].help,
+                          gpu_fams[f].name, gpu_fams[f].type);
+            header = true;
+            /* %.17g: byte counts up to 2^53 print exactly; ratios keep their digits */
+            sb_printf(b, "%s{gpu=\"%d\"} %.17g\n", gpu_fams[f].name, s->gpus[i].ordinal, v);
+        }
+    }
+}
+
 char *render_metrics(const struct engine_snapshot *s)
 {
     struct sbuf b = {malloc(4096), 0, 4096, false};
@@ -253,16 +367,29 @@ char *render_metrics(const struct engine_snapshot *s)
                   s->srs[i].circuit_id, s->srs[i].tier, (unsigned long long)s->srs[i].bytes);
     sb_printf(&b, "# HELP cuzk_gpus GPUs the daemon proves on (0: proving on the CPU).\n"
                   "# TYPE cuzk_gpus gauge\ncuzk_gpus %zu\n", s->n_gpus);
-    sb_printf(&b, "# HELP cuzk_proofs_completed Proofs completed, by kind.\n"
-                  "# TYPE cuzk_proofs_completed counter\n");
-    for (int k = 0; k < ENGINE_NKINDS; k++)
-        sb_printf(&b, "cuzk_proofs_completed{proof_kind=\"%s\"} %llu\n", engine_kind_label(kind_ids[k]),
-                  (unsigned long long)s->kinds[k].completed);
-    sb_printf(&b, "# HELP cuzk_proofs_failed Proofs failed, by kind.\n"
-                  "# TYPE cuzk_proofs_failed counter\n");
-    for (int k = 0; k < ENGINE_NKINDS; k++)
-        sb_printf(&b, "cuzk_proofs_failed{proof_kind=\"%s\"} %llu\n", engine_kind_label(kind_ids[k]),
-                  (unsigned long long)s->kinds[k].failed);
+    /* By kind: counters end in _total (Prometheus naming; promtool rejects a counter without
+     * it). The Rust cuzk's names without the suffix stay, typed untyped, for dashboards that
+     * already query them (docs/daemon.md "Metrics"). */
+    static const struct { const char *name, *help, *type; int what; } by_kind[] = {
+        {"cuzk_proofs_completed_by_kind_total", "Proofs completed and verified, by kind.", "counter", 0},
+        {"cuzk_proofs_failed_by_kind_total", "Proofs that failed, by kind.", "counter", 1},
+        {"cuzk_proofs_cancelled_by_kind_total", "Proofs cancelled, by kind.", "counter", 2},
+        {"cuzk_proofs_completed", "Deprecated: cuzk_proofs_completed_by_kind_total (the Rust "
+                                  "cuzk's name).", "untyped", 0},
+        {"cuzk_proofs_failed", "Deprecated: cuzk_proofs_failed_by_kind_total (the Rust cuzk's "
+                               "name).", "untyped", 1},
+    };
+    for (size_t m = 0; m < sizeof by_kind / sizeof by_kind[0]; m++) {
+        sb_printf(&b, "# HELP %s %s\n# TYPE %s %s\n", by_kind[m].name, by_kind[m].help,
+                  by_kind[m].name, by_kind[m].type);
+        for (int k = 0; k < ENGINE_NKINDS; k++) {
+            const struct engine_kind_stats *ks = &s->kinds[k];
+            uint64_t v = by_kind[m].what == 0 ? ks->completed : by_kind[m].what == 1 ? ks->failed
+                                                                                  : ks->cancelled;
+            sb_printf(&b, "%s{proof_kind=\"%s\"} %llu\n", by_kind[m].name,
+                      engine_kind_label(kind_ids[k]), (unsigned long long)v);
+        }
+    }
     sb_printf(&b, "# HELP cuzk_proof_duration_seconds Submit-to-answer time of the last <= 1000 "
                   "completed proofs, by kind.\n# TYPE cuzk_proof_duration_seconds summary\n");
     for (int k = 0; k < ENGINE_NKINDS; k++) {
@@ -271,6 +398,7 @@ char *render_metrics(const struct engine_snapshot *s)
                       "cuzk_proof_duration_seconds_sum{proof_kind=\"%s\"} %.6f\n",
                   l, (unsigned long long)s->kinds[k].duration_count, l, s->kinds[k].duration_sum_s);
     }
+    render_gpu_metrics(&b, s);
     if (b.oom) { free(b.p); return NULL; }
     return b.p;
 }

@@ -266,6 +266,17 @@ TEST(gpu_option_keys)
     ASSERT_STR_CONTAINS(err->msg, "[gpus] memory_limit = \"512MiB\": expected at least 1GiB");
     ASSERT_CODE(parse(&c, "[gpus]\nmemory_limit = \"lots\"\n", &w, err), CUZK_E_FORMAT, err);
     ASSERT_STR_CONTAINS(err->msg, "expected a size like \"24GiB\"");
+    /* nvml_library: the driver's soname by default, a path, or "off"; never empty */
+    cfg_defaults(&c);
+    ASSERT(!strcmp(c.nvml_library, "libnvidia-ml.so.1"));
+    ASSERT_STR_CONTAINS(cfg_default_toml, "nvml_library = \"libnvidia-ml.so.1\"\n");
+    ASSERT_OK(parse(&c, "[gpus]\nnvml_library = \"/opt/nvidia/libnvidia-ml.so.1\"\n", &w, err), err);
+    ASSERT(!strcmp(c.nvml_library, "/opt/nvidia/libnvidia-ml.so.1"));
+    ASSERT_OK(parse(&c, "[gpus]\nnvml_library = \"off\"\n", &w, err), err);
+    ASSERT(!strcmp(c.nvml_library, "off"));
+    ASSERT_CODE(parse(&c, "[gpus]\nnvml_library = \"\"\n", &w, err), CUZK_E_FORMAT, err);
+    ASSERT_STR_CONTAINS(err->msg, "[gpus] nvml_library = \"\": expected a library path or soname");
+    ASSERT_CODE(parse(&c, "[gpus]\nnvml_library = 1\n", &w, err), CUZK_E_FORMAT, err);
 }
 
 /* issue 28: the security and admission keys, and durations that would wrap as nanoseconds */

@@ -346,6 +346,7 @@ static const struct engine_backend_ops fake_copy_ops = {
 };
 
 static uint64_t budget_next;   /* the next engine's memory budget (0: 1 GiB) */
+static struct engine_telemetry telemetry_next;   /* the next engine's GPU telemetry */
 static unsigned workers_next;  /* the next engine's prover workers per device (0: 2) */
 
 /* An engine on the first ndev fake devices (workers_next or 2 prover workers each, 2
@@ -388,6 +389,8 @@ static struct engine *start_n(const struct engine_backend_ops *ops, const char *
     cfg.synthesis_workers = 2;
     snprintf(cfg.param_cache, sizeof cfg.param_cache, "%s", param_cache);
     cfg.srs_validation = G16_VALIDATE_CURVE;
+    cfg.telemetry = telemetry_next;
+    memset(&telemetry_next, 0, sizeof telemetry_next);
     clog_set_level(CLOG_WARN);
     struct cuzk_error err_s, *err = &err_s;
     struct engine *e = engine_new(&cfg, &be, err);
@@ -1117,3 +1120,64 @@ TEST_T(no_gpu_means_cpu_provers_with_reason, 60)
     engine_free(e);
 }
 #endif
+
+/* GPU telemetry on the timeline (issue 50): after each partition leaves its GPU a TIMELINE
+ * GPU_STATE line carries that GPU's figures. The fake telemetry derives them from the ordinal
+ * (GPU 5, the second fake, vanished: up=0), so each line can be checked against its gpu=. */
+static void fake_telemetry(void *ctx, int ordinal, struct nvml_sample *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    if (ordinal == 5) return;
+    out->present = out->has_util = out->has_mem = out->has_temp = out->has_power = true;
+    out->has_clock = out->has_throttle = true;
+    out->util_gpu = 0.5 + ordinal / 100.0;
+    out->mem_used = (uint64_t)(1000 + ordinal) << 20;
+    out->temp_c = 60 + ordinal;
+    out->power_w = 300.5 + ordinal;
+    out->sm_clock_hz = (1800.0 + ordinal) * 1e6;
+    out->throttle = NVML_THROTTLE_SW_POWER_CAP;
+}
+
+TEST_T(timeline_shows_each_partitions_gpu_state, 60)
+{
+    telemetry_next.sample = fake_telemetry;
+    char path[] = "/tmp/cuzk-gpu-state-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", NDEV);
+    submit(e, "tele", 64, 6);
+    await_ok(e, "tele", 6);
+    engine_shutdown(e, 5000);
+    engine_free(e);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    static char buf[1 << 16];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    ASSERT(n > 0);
+    buf[n] = 0;
+    unsigned lines = 0, parts_seen = 0;
+    for (const char *l = strstr(buf, ",GPU_STATE,tele,"); l; l = strstr(l + 1, ",GPU_STATE,tele,")) {
+        unsigned part, up;
+        int gpu;
+        ASSERT_MSG(sscanf(l, ",GPU_STATE,tele,partition=%u,gpu=%d,up=%u", &part, &gpu, &up) == 3,
+                   "GPU_STATE line: %.200s", l);
+        ASSERT(part < 6);
+        parts_seen |= 1u << part;
+        lines++;
+        ASSERT(gpu == 3 || gpu == 5);
+        if (gpu == 5) { ASSERT_EQ_INT(up, 0); continue; }
+        char want[200];
+        snprintf(want, sizeof want, ",GPU_STATE,tele,partition=%u,gpu=%d,up=1,util=%.2f,mem_used_mib=%d,"
+                 "temp_c=%d,power_w=%.1f,sm_mhz=%d,throttle=0x4\n", part, gpu, 0.5 + gpu / 100.0,
+                 1000 + gpu, 60 + gpu, 300.5 + gpu, 1800 + gpu);
+        ASSERT_MSG(!strncmp(l, want, strlen(want)), "GPU_STATE line: %.200s\nexpected: %s", l, want);
+    }
+    ASSERT_MSG(parts_seen == 0x3f && lines >= 6, "GPU_STATE for partitions 0x%x (%u lines)", parts_seen, lines);
+}
