@@ -217,7 +217,7 @@ PID=
 
 # ---- accounting ----
 GOOD='soak-[cx][0-9]'
-acc=$(cat "$OUT"/daemon.*.log | sed -n 's/.*job enqueued: job="\{0,1\}\([^ "]*\).*/\1/p; s/.*journal: job=\([^ ]*\) .*re-queued.*/\1/p' |
+acc=$(cat "$OUT"/daemon.*.log | sed -n 's/.*job enqueued: job="\{0,1\}\([^ "]*\).*/\1/p; s/.*journal: job="\{0,1\}\([^ "]*\)"\{0,1\} .*re-queued.*/\1/p' |
       grep "^$GOOD" | sort -u)
 echo "$acc" | sed '/^$/d' >"$OUT/accepted.txt"
 awk '$2 == "COMPLETED" { print $1 }' "$LEDGER" | sort -u >"$T/completed"
@@ -229,10 +229,10 @@ comm -23 "$OUT/accepted.txt" <(sort -u "$T/completed" "$T/cancelled") >"$OUT/los
 notreplayed=0; replay_note=
 for s in 1 2; do
   L=$OUT/daemon.$s.log; N=$OUT/daemon.$((s + 1)).log
-  sed -n 's/.*job enqueued: job="\{0,1\}\([^ "]*\).*/\1/p; s/.*journal: job=\([^ ]*\) .*re-queued.*/\1/p' "$L" | grep "^$GOOD" | sort -u >"$T/in.$s"
+  sed -n 's/.*job enqueued: job="\{0,1\}\([^ "]*\).*/\1/p; s/.*journal: job="\{0,1\}\([^ "]*\)"\{0,1\} .*re-queued.*/\1/p' "$L" | grep "^$GOOD" | sort -u >"$T/in.$s"
   { sed -n 's/.*proof completed: job="\{0,1\}\([^ "]*\).*/\1/p' "$L"; cat "$T/cancelled"; } | sort -u >"$T/done.$s"
   comm -23 "$T/in.$s" "$T/done.$s" >"$T/open.$s"
-  sed -n 's/.*journal: job=\([^ ]*\) .*re-queued.*/\1/p' "$N" | sort -u >"$T/rq.$s"
+  sed -n 's/.*journal: job="\{0,1\}\([^ "]*\)"\{0,1\} .*re-queued.*/\1/p' "$N" | sort -u >"$T/rq.$s"
   miss=$(comm -23 "$T/open.$s" "$T/rq.$s" | wc -l)
   notreplayed=$((notreplayed + miss))
   replay_note="$replay_note kill $s: $(wc -l <"$T/open.$s") unfinished, $(wc -l <"$T/rq.$s") re-queued, $miss missing;"

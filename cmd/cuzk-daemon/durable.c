@@ -210,14 +210,14 @@ static void replay_fail(struct replay *rp, const struct journal_record *r, const
     res.status = ENGINE_FAILED;
     snprintf(res.error, sizeof res.error, "not resumed after a daemon restart: %s", why);
     cuzk_log(CLOG_WARN, "journal: job=%s kind=%s cannot be resumed: %s; it is answered as FAILED",
-             r->id, engine_kind_name(r->kind), why);
+             CLOG_ID(r->id), engine_kind_name(r->kind), why);
     struct journal_record rec;
     record_of(&rec, &res);
     journal_finish(rp->d->j, r->seq, &rec);
     struct cuzk_error err;
     cuzk_error_clear(&err);
     if (engine_restore(rp->e, r->kind, r->priority, &res, 0, &err))
-        cuzk_log(CLOG_WARN, "journal: job=%s: %s", r->id, err.msg);
+        cuzk_log(CLOG_WARN, "journal: job=%s: %s", CLOG_ID(r->id), err.msg);
     rp->failed++;
 }
 
@@ -244,12 +244,12 @@ static int replay_one(void *ctx, const struct journal_record *r)
         res.total_ms = r->total_ms;
         uint64_t ago = rp->now > r->finished_at_ms ? rp->now - r->finished_at_ms : 0;
         if (engine_restore(rp->e, r->kind, r->priority, &res, ago, &err))
-            cuzk_log(CLOG_WARN, "journal: the result of job=%s cannot be restored: %s", r->id,
+            cuzk_log(CLOG_WARN, "journal: the result of job=%s cannot be restored: %s", CLOG_ID(r->id),
                      err.msg);
         else
             rp->restored++;
         cuzk_log(CLOG_DEBUG, "journal: job=%s kind=%s %s result restored (finished %" PRIu64
-                 " s ago)", r->id, engine_kind_name(r->kind), engine_status_name(r->status),
+                 " s ago)", CLOG_ID(r->id), engine_kind_name(r->kind), engine_status_name(r->status),
                  ago / 1000);
         return 0;
     }
@@ -289,7 +289,7 @@ static int replay_one(void *ctx, const struct journal_record *r)
     if (!existing) {
         rp->requeued++;
         cuzk_log(CLOG_INFO, "journal: job=%s kind=%s priority=%d re-queued (accepted %" PRIu64
-                 " s before this start)", r->id, engine_kind_name(r->kind), r->priority,
+                 " s before this start)", CLOG_ID(r->id), engine_kind_name(r->kind), r->priority,
                  age / 1000);
     }
     return 0;
@@ -314,7 +314,7 @@ void durable_replay(struct durable *d, struct engine *e)
                   "the daemon log names it"
                 : "its request was lost to damage found when the daemon last started; the "
                   "daemon log names it"))
-            cuzk_log(CLOG_WARN, "journal: out of memory noting job=%s as lost", lost[i].id);
+            cuzk_log(CLOG_WARN, "journal: out of memory noting job=%s as lost", CLOG_ID(lost[i].id));
     free(d->to_discard);
     d->to_discard = NULL;
     d->n_discard = d->cap_discard = 0;

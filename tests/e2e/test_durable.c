@@ -145,7 +145,7 @@ static int completions(const char *log, const char *id)
 static bool requeued(const char *log, const char *id)
 {
     char pat[160];
-    snprintf(pat, sizeof pat, "journal: job=%s kind=", id);
+    snprintf(pat, sizeof pat, "journal: job=\"%s\" kind=", id);
     const char *p = strstr(log, pat);
     return p && strstr(p, " re-queued (") && strstr(p, " re-queued (") < strchr(p, '\n');
 }
@@ -724,7 +724,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     free(log1);
     h_start_or_fail(&d, cfg, 60);
     char *log2 = h_slurp(d.err_path);
-    ASSERT_STR_CONTAINS(log2, "journal: job=porep-crash kind=porep-c2 priority=");
+    ASSERT_STR_CONTAINS(log2, "journal: job=\"porep-crash\" kind=porep-c2 priority=");
     free(log2);
     cl = connect_to(d.addr);
     Cuzk__V1__AwaitProofResponse *a = NULL;
