@@ -91,8 +91,8 @@ static json_t *telemetry_json(const struct nvml_sample *t)
     }
 #define NUM(key, has, v) json_object_set_new(o, key, (has) ? json_real(v) : json_null())
 #define INT(key, has, v) json_object_set_new(o, key, (has) ? json_integer((json_int_t)(v)) : json_null())
-    NUM("utilization", t->has_util, t->util_gpu);
-    NUM("memory_utilization", t->has_util, t->util_mem);
+    NUM("utilization_ratio", t->has_util, t->util_gpu);
+    NUM("memory_utilization_ratio", t->has_util, t->util_mem);
     INT("memory_used_bytes", t->has_mem, t->mem_used);
     INT("memory_total_bytes", t->has_mem, t->mem_total);
     NUM("temperature_celsius", t->has_temp, t->temp_c);

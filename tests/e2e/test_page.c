@@ -359,12 +359,14 @@ static const char FAKE_STATUS[] =
     "\"gpus\": ["
     "  {\"ordinal\": 0, \"name\": \"Fake H100\", \"vram_total_bytes\": 85899345920, \"vram_free_bytes\": 21474836480,"
     "   \"workers\": 2, \"busy_workers\": 1, \"current_job\": \"job-a\", \"current_proof_kind\": \"porep-c2\","
-    "   \"utilization_percent\": 87, \"temperature_celsius\": 71, \"power_watts\": 312.5,"
-    "   \"throttle_reasons\": [\"sw_power_cap\"], \"pcie\": {\"rx_bytes_per_s\": 1073741824}},"
+    "   \"telemetry\": {\"present\": true, \"utilization_ratio\": 0.87, \"temperature_celsius\": 71, \"power_watts\": 312.5,"
+    "   \"sm_clock_hertz\": 1755000000, \"ecc_corrected_errors\": null,"
+    "   \"throttle_reasons\": [\"sw_power_cap\"], \"pcie_rx_bytes_per_second\": 1073741824}},"
     "  {\"ordinal\": 1, \"name\": \"Fake H100\", \"vram_total_bytes\": 85899345920, \"vram_free_bytes\": 85899345920,"
     "   \"workers\": 2, \"busy_workers\": 0, \"current_job\": null, \"current_proof_kind\": null,"
-    "   \"utilization_percent\": 3, \"temperature_celsius\": 40, \"power_watts\": 70.0,"
-    "   \"throttle_reasons\": [], \"pcie\": {\"rx_bytes_per_s\": 0}}],"
+    "   \"telemetry\": {\"present\": true, \"utilization_ratio\": 0.03, \"temperature_celsius\": 40, \"power_watts\": 70.0,"
+    "   \"sm_clock_hertz\": 345000000, \"ecc_corrected_errors\": null,"
+    "   \"throttle_reasons\": [], \"pcie_rx_bytes_per_second\": 0}}],"
     "\"prover\": {\"device\": \"gpu\", \"reason\": \"\"},"
     "\"allocations\": {\"srs\": ["
     "  {\"circuit_id\": \"porep-32g\", \"tier\": \"vram\", \"host_copy\": false, \"vram_gpus\": [0, 1], \"bytes\": 50000000000,"
@@ -447,13 +449,16 @@ TEST_T(status_page_draws_gpus_loads_and_escapes, 180)
     ASSERT_STR_CONTAINS(dom, "60.0 GiB / 80.0 GiB");
     ASSERT_STR_CONTAINS(dom, "0 B / 80.0 GiB");
     ASSERT_STR_CONTAINS(dom, "1 of 2 workers busy · porep-c2 job-a");
-    ASSERT_STR_CONTAINS(dom, "data-gauge=\"utilization_percent\"");
+    ASSERT_STR_CONTAINS(dom, "data-gauge=\"utilization_ratio\"");
     ASSERT_STR_CONTAINS(dom, "width: 87%;");
     ASSERT_STR_CONTAINS(dom, "87 %");
     ASSERT_STR_CONTAINS(dom, "71 °C");
     ASSERT_STR_CONTAINS(dom, "312.5 W");
     ASSERT_STR_CONTAINS(dom, "sw_power_cap");
-    ASSERT_STR_CONTAINS(dom, "data-gauge=\"pcie_rx_bytes_per_s\"");
+    ASSERT_STR_CONTAINS(dom, "data-gauge=\"pcie_rx_bytes_per_second\"");
+    ASSERT_STR_CONTAINS(dom, "1755 MHz");
+    ASSERT(!strstr(dom, "data-gauge=\"present\""));        /* telemetry's flag is not a gauge */
+    ASSERT(!strstr(dom, "data-gauge=\"ecc_corrected_errors\"")); /* null: not reported */
     ASSERT_STR_CONTAINS(dom, "1.0 GiB/s");
     ASSERT_EQ_INT(count(dom, "data-gauge=\"temperature_celsius\""), 2);
     /* keys resident per GPU: porep-32g on both, wpost-32g (host memory) on neither */
