@@ -178,6 +178,11 @@ $(BUILD)/tests/e2e/test_durable: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DC
 $(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
 
+# the SubmitProofRequest <-> engine_request mapping (src/server/request.c) on its own
+$(BUILD)/tests/e2e/test_request: $(SRV_LIB)
+$(BUILD)/tests/e2e/test_request: ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1
+$(BUILD)/tests/e2e/test_request: TEST_LIBS += $(SRV_LIB) $(CORE_LIB) -lprotobuf-c
+
 # cuzk-bench: the generic rule links $^; add the protobuf code and gRPC libraries
 $(BUILD)/bin/cuzk-bench: $(PROTO_OBJ)
 $(BUILD)/bin/cuzk-bench: ALL_LDFLAGS += -Wl,--no-as-needed $(GRPC_LIBS)

@@ -9,6 +9,7 @@
 
 #include "cuzk/journal.h"
 #include "cuzk/log.h"
+#include "cuzk/request.h"
 #include "cuzk/v1/proving.pb-c.h"
 #include "durable.h"
 
@@ -39,85 +40,6 @@ void durable_state_dir(char *out, size_t cap, const char *state_dir, const char 
     else snprintf(out, cap, "%s.state", lock_path);
 }
 
-/* ------------------------------------------------------------ the request -- */
-
-static ProtobufCBinaryData bin(const uint8_t *p, size_t n)
-{
-    return (ProtobufCBinaryData){n, (uint8_t *)p};
-}
-
-/* Every field of struct engine_request (engine.h asks whoever adds one to add it here). */
-static int req_pack(const struct engine_request *r, const char *id, int kind, int priority,
-                    uint8_t **out, size_t *n)
-{
-    Cuzk__V1__SubmitProofRequest q = CUZK__V1__SUBMIT_PROOF_REQUEST__INIT;
-    q.request_id = (char *)id;
-    q.proof_kind = (Cuzk__V1__ProofKind)kind;
-    q.priority = (Cuzk__V1__Priority)priority;
-    q.sector_size = r->sector_size;
-    q.registered_proof = r->registered_proof;
-    q.sector_number = r->sector_number;
-    q.miner_id = r->miner_id;
-    q.vanilla_proof = bin(r->vanilla_proof, r->vanilla_proof_len);
-    ProtobufCBinaryData *vp = NULL;
-    if (r->n_vanilla_proofs) {
-        vp = calloc(r->n_vanilla_proofs, sizeof *vp);
-        if (!vp) return CUZK_E_NOMEM;
-        for (size_t i = 0; i < r->n_vanilla_proofs; i++)
-            vp[i] = bin(r->vanilla_proofs[i], r->vanilla_proofs_len[i]);
-        q.n_vanilla_proofs = r->n_vanilla_proofs;
-        q.vanilla_proofs = vp;
-    }
-    q.randomness = bin(r->randomness, r->randomness_len);
-    q.partition_index = r->partition_index;
-    q.comm_r_old = bin(r->comm_r_old, r->comm_r_old_len);
-    q.comm_r_new = bin(r->comm_r_new, r->comm_r_new_len);
-    q.comm_d_new = bin(r->comm_d_new, r->comm_d_new_len);
-    q.synthetic_constraints = r->synthetic_constraints;
-    q.synthetic_partitions = r->synthetic_partitions;
-    q.aggregate = r->aggregate;
-    size_t sz = cuzk__v1__submit_proof_request__get_packed_size(&q);
-    *out = malloc(sz ? sz : 1);
-    if (!*out) { free(vp); return CUZK_E_NOMEM; }
-    *n = cuzk__v1__submit_proof_request__pack(&q, *out);
-    free(vp);
-    return CUZK_OK;
-}
-
-/* The engine_request of a decoded SubmitProofRequest (pointers into q; *vp and *vl are
- * allocated for the vanilla proof list). */
-static int req_of(struct engine_request *r, const Cuzk__V1__SubmitProofRequest *q,
-                  const uint8_t ***vp, size_t **vl)
-{
-    *vp = NULL;
-    *vl = NULL;
-    if (q->n_vanilla_proofs) {
-        *vp = calloc(q->n_vanilla_proofs, sizeof **vp);
-        *vl = calloc(q->n_vanilla_proofs, sizeof **vl);
-        if (!*vp || !*vl) { free(*vp); free(*vl); return CUZK_E_NOMEM; }
-        for (size_t i = 0; i < q->n_vanilla_proofs; i++) {
-            (*vp)[i] = q->vanilla_proofs[i].data;
-            (*vl)[i] = q->vanilla_proofs[i].len;
-        }
-    }
-    *r = (struct engine_request){
-        .request_id = q->request_id, .kind = (int)q->proof_kind, .priority = (int)q->priority,
-        .sector_size = q->sector_size, .registered_proof = q->registered_proof,
-        .sector_number = q->sector_number, .miner_id = q->miner_id,
-        .vanilla_proof = q->vanilla_proof.data, .vanilla_proof_len = q->vanilla_proof.len,
-        .n_vanilla_proofs = q->n_vanilla_proofs, .vanilla_proofs = *vp, .vanilla_proofs_len = *vl,
-        .randomness = q->randomness.data, .randomness_len = q->randomness.len,
-        .partition_index = q->partition_index,
-        .comm_r_old = q->comm_r_old.data, .comm_r_old_len = q->comm_r_old.len,
-        .comm_r_new = q->comm_r_new.data, .comm_r_new_len = q->comm_r_new.len,
-        .comm_d_new = q->comm_d_new.data, .comm_d_new_len = q->comm_d_new.len,
-        .synthetic_constraints = q->synthetic_constraints,
-        .synthetic_partitions = q->synthetic_partitions,
-        .aggregate = q->aggregate,
-    };
-    return CUZK_OK;
-}
-
 /* ------------------------------------------------------------------- hooks -- */
 
 static int h_stage(void *ctx, const char *id, int kind, int priority,
@@ -128,10 +50,15 @@ static int h_stage(void *ctx, const char *id, int kind, int priority,
         *token = d->replay_token;
         return CUZK_OK;
     }
+    /* the id, kind and priority the engine resolved, which the replay gives back */
+    struct engine_request resolved = *req;
+    resolved.request_id = id;
+    resolved.kind = kind;
+    resolved.priority = priority;
     uint8_t *buf = NULL;
     size_t n = 0;
-    if (req_pack(req, id, kind, priority, &buf, &n))
-        return cuzk_fail(err, CUZK_E_NOMEM, "out of memory encoding the request for the journal");
+    if (srv_request_pack(&resolved, &buf, &n, err))
+        return cuzk_fail_prefix(err, err->code, "the job journal");
     int rc = journal_stage(d->j, id, kind, priority, buf, n, token, err);
     free(buf);
     return rc;
@@ -259,15 +186,14 @@ static int replay_one(void *ctx, const struct journal_record *r)
         replay_fail(rp, r, "its journaled request does not decode as a SubmitProofRequest");
         return 0;
     }
-    struct engine_request req;
-    const uint8_t **vp = NULL;
-    size_t *vl = NULL;
-    if (req_of(&req, q, &vp, &vl)) {
+    struct srv_request sr;
+    if (srv_request_of(&sr, q, &err)) {
         cuzk__v1__submit_proof_request__free_unpacked(q, NULL);
-        replay_fail(rp, r, "out of memory");
+        replay_fail(rp, r, err.msg);
         return 0;
     }
     /* the id, kind and priority the job had (the engine resolved them at the first submit) */
+    struct engine_request req = sr.req;
     req.request_id = r->id;
     req.kind = r->kind;
     req.priority = r->priority;
@@ -279,8 +205,7 @@ static int replay_one(void *ctx, const struct journal_record *r)
     rp->d->replay_token = r->seq;
     int rc = engine_submit(rp->e, &req, job_id, &pos, &existing, &err);
     rp->d->replaying = false;
-    free(vp);
-    free(vl);
+    srv_request_release(&sr);
     cuzk__v1__submit_proof_request__free_unpacked(q, NULL);
     if (rc) {
         replay_fail(rp, r, err.msg);

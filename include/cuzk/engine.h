@@ -42,9 +42,7 @@ const char *engine_status_name(int status);    /* "COMPLETED", ... */
 #define ENGINE_MAX_PARTITIONS 64
 
 /* A proof request as it arrives (all pointers borrowed for the duration of engine_submit).
- * The daemon's journal stores it as a SubmitProofRequest (cmd/cuzk-daemon/durable.c,
- * req_pack / req_unpack): a field added here must be added there too, or a replayed job
- * loses it. */
+ * The wire's SubmitProofRequest maps onto it, both ways, in one place: request.h. */
 struct engine_request {
     const char *request_id;                     /* "" = the engine picks a UUID */
     int kind;                                   /* enum engine_kind */

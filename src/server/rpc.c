@@ -23,6 +23,7 @@
 
 #include "cuzk/v1/proving.pb-c.h"
 #include "cuzk/log.h"
+#include "cuzk/request.h"
 #include "cuzk/server.h"
 #include "cuzk/util.h"
 
@@ -174,40 +175,16 @@ static void fill_await(Cuzk__V1__AwaitProofResponse *m, struct engine_result *re
 static bool submit(struct rpc_server *s, const Cuzk__V1__SubmitProofRequest *q, const char *rpc,
                    char job_id[ENGINE_ID_MAX], uint32_t *pos, struct reply *r)
 {
-    size_t nv = q->n_vanilla_proofs;
-    const uint8_t **vp = NULL;
-    size_t *vl = NULL;
-    if (nv) {
-        vp = calloc(nv, sizeof *vp);
-        vl = calloc(nv, sizeof *vl);
-        if (!vp || !vl) {
-            free(vp); free(vl);
-            reply_err(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-            return false;
-        }
-        for (size_t i = 0; i < nv; i++) { vp[i] = q->vanilla_proofs[i].data; vl[i] = q->vanilla_proofs[i].len; }
-    }
-    struct engine_request req = {
-        .request_id = q->request_id, .kind = (int)q->proof_kind, .priority = (int)q->priority,
-        .sector_size = q->sector_size, .registered_proof = q->registered_proof,
-        .sector_number = q->sector_number, .miner_id = q->miner_id,
-        .vanilla_proof = q->vanilla_proof.data, .vanilla_proof_len = q->vanilla_proof.len,
-        .n_vanilla_proofs = nv, .vanilla_proofs = vp, .vanilla_proofs_len = vl,
-        .randomness = q->randomness.data, .randomness_len = q->randomness.len,
-        .partition_index = q->partition_index,
-        .comm_r_old = q->comm_r_old.data, .comm_r_old_len = q->comm_r_old.len,
-        .comm_r_new = q->comm_r_new.data, .comm_r_new_len = q->comm_r_new.len,
-        .comm_d_new = q->comm_d_new.data, .comm_d_new_len = q->comm_d_new.len,
-        .synthetic_constraints = q->synthetic_constraints,
-        .synthetic_partitions = q->synthetic_partitions,
-        .aggregate = q->aggregate,
-    };
     struct cuzk_error err;
     cuzk_error_clear(&err);
+    struct srv_request req;
+    if (srv_request_of(&req, q, &err)) {
+        reply_err(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s", err.msg);
+        return false;
+    }
     bool existing = false;
-    int rc = engine_submit(s->e, &req, job_id, pos, &existing, &err);
-    free(vp);
-    free(vl);
+    int rc = engine_submit(s->e, &req.req, job_id, pos, &existing, &err);
+    srv_request_release(&req);
     if (rc) {
         cuzk_log(CLOG_WARN, "%s rejected: request_id=%s: %s", rpc, CLOG_ID(q->request_id), err.msg);
         reply_err(r, rc == CUZK_E_BUSY ? GRPC_STATUS_UNAVAILABLE : code_of(rc), "%s", err.msg);
