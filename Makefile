@@ -80,6 +80,8 @@ $(BUILD)/bin/cuzk-params: $(PARAMS_SRC:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 $(BUILD)/tests/%: tests/%.c $(BUILD)/obj/tests/test_main.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/obj/tests/test_main.o $(CORE_LIB) $(TEST_LIBS) $(ALL_LDFLAGS)
+# the shared test headers (oracles, fixtures, templates) included by the test files
+$(TEST_BINS): $(wildcard tests/*.h tests/*/*.h)
 $(BUILD)/obj/tests/test_main.o: tests/test_main.c tests/test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -c $< -o $@
