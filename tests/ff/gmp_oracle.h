@@ -10,7 +10,7 @@
  *   GO_HIGH_BIT      a power of two below the modulus used as an edge value (2^GO_HIGH_BIT)
  * It defines P (the modulus, whatever the field), RM (R mod P), RINV (R^-1 mod P), and
  * setup(), limbs_from_mpz, to_mpz, from_mpz, rand_mpz, edge_mpz / NEDGE, input, check_eq,
- * backend_name. */
+ * backend_name (static inline: an includer such as test_fp2.c uses only some of them). */
 #ifndef CUZK_TESTS_GMP_ORACLE_H
 #define CUZK_TESTS_GMP_ORACLE_H
 
@@ -26,7 +26,7 @@
 static mpz_t P, RM, RINV;   /* the modulus, R = 2^(64 GO_LIMBS) mod P, R^-1 mod P */
 
 /* Every case calls it first (each case runs in its own forked process). */
-static void setup(void)
+static inline void setup(void)
 {
     mpz_init_set_str(P, GO_MODULUS_HEX, 16);
     mpz_init(RM);
@@ -36,7 +36,7 @@ static void setup(void)
     mpz_invert(RINV, RM, P);
 }
 
-static void limbs_from_mpz(uint64_t *out, int n, const mpz_t x)
+static inline void limbs_from_mpz(uint64_t *out, int n, const mpz_t x)
 {
     memset(out, 0, (size_t)n * 8);
     ASSERT(mpz_sizeinbase(x, 2) <= (size_t)64 * n);
@@ -44,14 +44,14 @@ static void limbs_from_mpz(uint64_t *out, int n, const mpz_t x)
 }
 
 /* Oracle conversions, computed by GMP from the raw Montgomery limbs (not by the library). */
-static void to_mpz(mpz_t r, const GO_ELEM *a)
+static inline void to_mpz(mpz_t r, const GO_ELEM *a)
 {
     mpz_import(r, GO_LIMBS, -1, 8, 0, 0, a->l);
     ASSERT_MSG(mpz_cmp(r, P) < 0, "result not fully reduced");
     mpz_mul(r, r, RINV);
     mpz_mod(r, r, P);
 }
-static void from_mpz(GO_ELEM *a, const mpz_t x)
+static inline void from_mpz(GO_ELEM *a, const mpz_t x)
 {
     mpz_t t;
     mpz_init(t);
@@ -62,7 +62,7 @@ static void from_mpz(GO_ELEM *a, const mpz_t x)
 }
 
 /* Random values, a quarter of them built from carry-heavy limbs (0, ~0, m's limbs). */
-static void rand_mpz(mpz_t r, const mpz_t m, int nl)
+static inline void rand_mpz(mpz_t r, const mpz_t m, int nl)
 {
     cuzk_rng *g = test_rng();
     uint64_t l[8];
@@ -91,7 +91,7 @@ static void rand_mpz(mpz_t r, const mpz_t m, int nl)
 
 /* Edge values: 0, 1, 2, P-1, P-2, (P-1)/2, (P+1)/2, 2^GO_HIGH_BIT, 2^64-1, 2^64, R mod P, P-R. */
 #define NEDGE 12
-static void edge_mpz(mpz_t r, int i)
+static inline void edge_mpz(mpz_t r, int i)
 {
     switch (i) {
     case 0: mpz_set_ui(r, 0); break;
@@ -110,13 +110,13 @@ static void edge_mpz(mpz_t r, int i)
 }
 
 /* Value i of a test stream: the edge values first, then random ones. */
-static void input(mpz_t r, int i)
+static inline void input(mpz_t r, int i)
 {
     if (i < NEDGE) edge_mpz(r, i);
     else rand_mpz(r, P, GO_LIMBS);
 }
 
-static void check_eq(const GO_ELEM *got, const mpz_t want, const char *what, int i)
+static inline void check_eq(const GO_ELEM *got, const mpz_t want, const char *what, int i)
 {
     mpz_t g;
     mpz_init(g);
@@ -128,6 +128,6 @@ static void check_eq(const GO_ELEM *got, const mpz_t want, const char *what, int
     mpz_clear(g);
 }
 
-static const char *backend_name(int be) { return be ? "portable" : "adx-or-default"; }
+static inline const char *backend_name(int be) { return be ? "portable" : "adx-or-default"; }
 
 #endif
