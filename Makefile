@@ -2,7 +2,8 @@
 # test programs in build/tests). See docs/decisions.md ("Build system") and README.md.
 #
 #   make                 library and programs
-#   make test            CPU test suite (what CI runs)
+#   make test            CPU test suite, the full tier (what CI runs; docs/testing.md)
+#   make test-quick      the quick tier: unit tests of util/ff/ec/pairing/groth16/circuits/journal
 #   make test-asan       the same under ASan+UBSan (build-asan/)
 #   make test-tsan       the thread pool and the engine under ThreadSanitizer (build-tsan/)
 #   make gpu             CUDA library + GPU test/bench programs (needs nvcc; links libcudart only)
@@ -54,7 +55,7 @@ TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_LIBS := -lgmp -lcrypto -lm
 
 
-.PHONY: all test test-asan test-tsan gpu test-gpu gpu-field-check bench check-headers clean deps
+.PHONY: all test test-quick test-asan test-tsan gpu test-gpu gpu-field-check bench check-headers clean deps
 all: $(CORE_LIB) $(PROGRAMS)
 
 $(BUILD)/obj/%.o: %.c
@@ -80,12 +81,23 @@ $(BUILD)/bin/cuzk-params: $(PARAMS_SRC:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 $(BUILD)/tests/%: tests/%.c $(BUILD)/obj/tests/test_main.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/obj/tests/test_main.o $(CORE_LIB) $(TEST_LIBS) $(ALL_LDFLAGS)
+# the shared test headers (oracles, fixtures, templates) included by the test files
+$(TEST_BINS): $(wildcard tests/*.h tests/*/*.h)
 $(BUILD)/obj/tests/test_main.o: tests/test_main.c tests/test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -c $< -o $@
 
 test: all $(TEST_BINS)
 	@tests/run_all.sh $(TEST_BINS)
+
+# The quick tier (docs/testing.md "Tiers"): the unit tests of the layers below filecoin/ and the
+# daemon (util, ff, ec, pairing, groth16, circuits, journal); no Filecoin circuit, no daemon.
+# `make test` (the full tier, what CI runs) is a superset.
+QUICK_DIRS := util ff ec pairing groth16 circuits journal
+QUICK_BINS := $(filter $(QUICK_DIRS:%=$(BUILD)/tests/%/%),$(TEST_BINS))
+# test_params runs build/bin/cuzk-params (its `setup` and `info` cases)
+test-quick: $(QUICK_BINS) $(BUILD)/bin/cuzk-params
+	@tests/run_all.sh $(QUICK_BINS)
 
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" test

@@ -1,5 +1,6 @@
 #!/bin/sh
-# run_all.sh: run every test binary given, then print the suite's closing line.
+# run_all.sh: run every test binary given, then print the wall time and the suite's closing line.
+start=$(date +%s)
 passed=0; failed=0; skipped=0; failed_bins=""
 for t in "$@"; do
   echo "== $t"
@@ -14,5 +15,6 @@ for t in "$@"; do
   [ "$f" != 0 ] && failed_bins="$failed_bins $t"
 done
 [ -n "$failed_bins" ] && echo "failing:$failed_bins"
+echo "suite time: $(( $(date +%s) - start )) s"
 echo "suite: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -808,7 +808,7 @@ static int prove_porep(struct cz_client *c, const char *rid, const char *c1, siz
 TEST_T(porep_through_daemon, 900)
 {
     porep_fixture_skip_if_slow();
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;
@@ -1172,7 +1172,7 @@ static int prove_snap(struct cz_client *c, const char *rid, const struct fil_sna
 
 /* Every partition's 192 bytes verify with the fixture's .vk against public inputs recomputed
  * here from (k, h, the commitments), and not against the next partition's (the order). */
-static void snap_verify_all(const struct snap_fixture *fx, const struct fil_snap_gen *g, const uint8_t *proof,
+static void snap_verify_all(const struct param_fixture *fx, const struct fil_snap_gen *g, const uint8_t *proof,
                             size_t len)
 {
     struct cuzk_error err_s = {0}, *err = &err_s;
@@ -1259,7 +1259,7 @@ static void snap_cli_verify(const struct snap_files *sf, const char *vk, const c
     free(out);
 }
 
-static void snap_daemon_dir(struct daemon *d, const struct snap_fixture *fx)
+static void snap_daemon_dir(struct daemon *d, const struct param_fixture *fx)
 {
     memset(d, 0, sizeof *d);
     h_tmpdir(d->dir, sizeof d->dir);
@@ -1274,7 +1274,7 @@ static void snap_daemon_dir(struct daemon *d, const struct snap_fixture *fx)
 TEST_T(snap_through_daemon, 900)
 {
     snap_fixture_skip_if_slow();
-    struct snap_fixture fx;
+    struct param_fixture fx;
     snap_fixture_get(&fx, 2048);
     struct daemon d;
     snap_daemon_dir(&d, &fx);
@@ -1360,7 +1360,7 @@ TEST_T(snap_8m_four_partitions_through_daemon, 3600)
 {
     const char *slow = getenv("CUZK_TEST_SLOW");
     if (!slow || strcmp(slow, "1")) test_skip("set CUZK_TEST_SLOW=1 (8 MiB SnapDeals setup, many minutes)");
-    struct snap_fixture fx;
+    struct param_fixture fx;
     snap_fixture_get(&fx, 8ull << 20);
     struct daemon d;
     snap_daemon_dir(&d, &fx);

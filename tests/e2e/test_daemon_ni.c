@@ -149,7 +149,7 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     if (!slow || strcmp(slow, "1"))
         test_skip("set CUZK_TEST_SLOW=1 (13 partitions of 2 KiB NI-PoRep, minutes on 2 cores)");
     porep_fixture_skip_if_slow();
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;

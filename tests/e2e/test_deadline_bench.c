@@ -50,7 +50,7 @@ static void link_or_fail(const char *target, const char *path)
  * vanilla files are always made afresh (0.1 s each). */
 static void params_dir(char *dir, size_t cap)
 {
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     char build[512];
     build_dir(build, sizeof build);

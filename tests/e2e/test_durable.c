@@ -684,7 +684,7 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
 TEST_T(kill9_porep_job_replayed, 900)
 {
     porep_fixture_skip_if_slow();
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;

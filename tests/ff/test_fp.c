@@ -1,121 +1,16 @@
 /* test_fp.c: Fp against GMP on fresh random and edge inputs, for both the x86-64 adx and the
- * portable multiplication; constants, the GPU byte layout, encodings, and a timing printout. */
-#include <gmp.h>
-#include <time.h>
-
+ * portable multiplication; constants, the GPU byte layout and encodings. The GMP side is
+ * tests/ff/gmp_oracle.h; timings are `cuzk-bench ff`. */
 #include "cuzk/ff.h"
-#include "test.h"
+
+#define GO_ELEM        fp_t
+#define GO_LIMBS       6
+#define GO_MODULUS_HEX "1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb1" \
+                      "53ffffb9feffffffffaaab"
+#define GO_HIGH_BIT    380
+#include "gmp_oracle.h"
 
 #define NRAND 20000
-
-static mpz_t P, RM, RINV;   /* p, R = 2^384 mod p, R^-1 mod p */
-
-static void setup(void)
-{
-    mpz_init_set_str(P,
-                     "1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb1"
-                     "53ffffb9feffffffffaaab",
-                     16);
-    mpz_init(RM);
-    mpz_init(RINV);
-    mpz_setbit(RM, 384);
-    mpz_mod(RM, RM, P);
-    mpz_invert(RINV, RM, P);
-}
-
-static void limbs_from_mpz(uint64_t *out, int n, const mpz_t x)
-{
-    memset(out, 0, (size_t)n * 8);
-    ASSERT(mpz_sizeinbase(x, 2) <= (size_t)64 * n);
-    mpz_export(out, NULL, -1, 8, 0, 0, x);
-}
-
-/* Oracle conversions, computed by GMP from the raw Montgomery limbs (not by the library). */
-static void to_mpz(mpz_t r, const fp_t *a)
-{
-    mpz_import(r, 6, -1, 8, 0, 0, a->l);
-    ASSERT_MSG(mpz_cmp(r, P) < 0, "result not fully reduced");
-    mpz_mul(r, r, RINV);
-    mpz_mod(r, r, P);
-}
-static void from_mpz(fp_t *a, const mpz_t x)
-{
-    mpz_t t;
-    mpz_init(t);
-    mpz_mul(t, x, RM);
-    mpz_mod(t, t, P);
-    limbs_from_mpz(a->l, 6, t);
-    mpz_clear(t);
-}
-
-/* Random values, a quarter of them built from carry-heavy limbs (0, ~0, p's limbs). */
-static void rand_mpz(mpz_t r, const mpz_t m, int nl)
-{
-    cuzk_rng *g = test_rng();
-    uint64_t l[8];
-    mpz_t mm;
-    mpz_init_set(mm, m);
-    uint64_t ml[8];
-    limbs_from_mpz(ml, nl, mm);
-    unsigned kind = (unsigned)(cuzk_rng_u64(g) % 4);
-    for (int i = 0; i < nl; i++) {
-        uint64_t x = cuzk_rng_u64(g);
-        if (kind == 0) {
-            switch (cuzk_rng_u64(g) % 5) {
-            case 0: x = 0; break;
-            case 1: x = ~(uint64_t)0; break;
-            case 2: x = ml[i]; break;
-            case 3: x = ml[i] - 1; break;
-            default: break;
-            }
-        }
-        l[i] = x;
-    }
-    mpz_import(r, (size_t)nl, -1, 8, 0, 0, l);
-    mpz_mod(r, r, m);
-    mpz_clear(mm);
-}
-
-/* Edge values: 0, 1, 2, p-1, p-2, (p-1)/2, (p+1)/2, 2^380, 2^64-1, 2^64, R mod p, p-R. */
-#define NEDGE 12
-static void edge_mpz(mpz_t r, int i)
-{
-    switch (i) {
-    case 0: mpz_set_ui(r, 0); break;
-    case 1: mpz_set_ui(r, 1); break;
-    case 2: mpz_set_ui(r, 2); break;
-    case 3: mpz_sub_ui(r, P, 1); break;
-    case 4: mpz_sub_ui(r, P, 2); break;
-    case 5: mpz_sub_ui(r, P, 1); mpz_fdiv_q_2exp(r, r, 1); break;
-    case 6: mpz_add_ui(r, P, 1); mpz_fdiv_q_2exp(r, r, 1); break;
-    case 7: mpz_set_ui(r, 0); mpz_setbit(r, 380); break;
-    case 8: mpz_set_ui(r, 0); mpz_setbit(r, 64); mpz_sub_ui(r, r, 1); break;
-    case 9: mpz_set_ui(r, 0); mpz_setbit(r, 64); break;
-    case 10: mpz_set(r, RM); break;
-    default: mpz_sub(r, P, RM); break;
-    }
-}
-
-/* Value i of a test stream: the edge values first, then random ones. */
-static void input(mpz_t r, int i)
-{
-    if (i < NEDGE) edge_mpz(r, i);
-    else rand_mpz(r, P, 6);
-}
-
-static void check_eq(const fp_t *got, const mpz_t want, const char *what, int i)
-{
-    mpz_t g;
-    mpz_init(g);
-    to_mpz(g, got);
-    if (mpz_cmp(g, want) != 0) {
-        gmp_printf("  %s #%d:\n  got  %Zx\n  want %Zx\n", what, i, g, want);
-        ASSERT_MSG(0, "%s mismatch", what);
-    }
-    mpz_clear(g);
-}
-
-static const char *backend_name(int be) { return be ? "portable" : "adx-or-default"; }
 
 TEST(fp_constants)
 {
@@ -419,55 +314,4 @@ TEST(fp_bytes_and_mont)
     ASSERT_OK(fp_from_bytes_be(&a, be), (struct cuzk_error *)NULL);
     check_eq(&a, y, "p-1", 0);
     mpz_clears(x, y, NULL);
-}
-
-/* ---- timing printout (no assertion: the machine is shared) ---- */
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-/* Minimum over many short samples: robust against other work sharing the machine. */
-#define MIN_NS(out, per, body)                                                             \
-    do {                                                                                   \
-        double best_ = 1e99;                                                               \
-        for (int s_ = 0; s_ < 2000; s_++) {                                                \
-            double t0_ = now_ns();                                                         \
-            body;                                                                          \
-            double d_ = (now_ns() - t0_) / (per);                                          \
-            best_ = d_ < best_ ? d_ : best_;                                               \
-        }                                                                                  \
-        out = best_;                                                                       \
-    } while (0)
-
-TEST(fp_timing)
-{
-    enum { N = 256 };
-    static fp_t a[N], b[N], c[N];
-    cuzk_rng *g = test_rng();
-    for (int i = 0; i < N; i++) {
-        uint64_t l[6];
-        for (int k = 0; k < 6; k++) l[k] = cuzk_rng_u64(g);
-        l[5] &= 0x0fffffffffffffffULL;
-        fp_to_mont(&a[i], l);
-        fp_sqr(&b[i], &a[i]);
-    }
-    for (int be = 0; be < 2; be++) {
-        ff_force_portable(be);
-        double lat, thr, sq, inv, add;
-        fp_t x = a[0];
-        MIN_NS(lat, N, for (int i = 0; i < N; i++) fp_mul(&x, &x, &b[i]));
-        MIN_NS(thr, N, for (int i = 0; i < N; i++) fp_mul(&c[i], &a[i], &b[i]));
-        MIN_NS(sq, N, for (int i = 0; i < N; i++) fp_sqr(&x, &x));
-        MIN_NS(add, N, for (int i = 0; i < N; i++) fp_add(&c[i], &a[i], &b[i]));
-        MIN_NS(inv, 4, for (int i = 0; i < 4; i++) fp_inv(&c[i], &a[i + 1]));
-        c[0] = x;
-        printf("  %-16s fp_mul %.1f ns (latency) %.1f ns (throughput), fp_sqr %.1f ns "
-               "(latency), fp_inv %.0f ns, fp_add %.1f ns\n",
-               be ? "portable C" : ff_backend(), lat, thr, sq, inv, add);
-    }
-    ff_force_portable(false);
 }

@@ -1,119 +1,16 @@
 /* test_fr.c: Fr against GMP on fresh random and edge inputs, for both the x86-64 adx and the
  * portable code; constants (2^32-th root of unity, generator 7), the GPU byte layout, LE/BE
- * encodings, wide reduction, Tonelli-Shanks square roots, and a timing printout. */
-#include <gmp.h>
-#include <time.h>
-
+ * encodings, wide reduction and Tonelli-Shanks square roots. The GMP side is
+ * tests/ff/gmp_oracle.h; timings are `cuzk-bench ff`. */
 #include "cuzk/ff.h"
-#include "test.h"
+
+#define GO_ELEM        fr_t
+#define GO_LIMBS       4
+#define GO_MODULUS_HEX "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001"
+#define GO_HIGH_BIT    254
+#include "gmp_oracle.h"
 
 #define NRAND 20000
-
-static mpz_t P, RM, RINV;   /* r (named P here), R = 2^256 mod r, R^-1 mod r */
-
-static void setup(void)
-{
-    mpz_init_set_str(P, "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001", 16);
-    mpz_init(RM);
-    mpz_init(RINV);
-    mpz_setbit(RM, 256);
-    mpz_mod(RM, RM, P);
-    mpz_invert(RINV, RM, P);
-}
-
-static void limbs_from_mpz(uint64_t *out, int n, const mpz_t x)
-{
-    memset(out, 0, (size_t)n * 8);
-    ASSERT(mpz_sizeinbase(x, 2) <= (size_t)64 * n);
-    mpz_export(out, NULL, -1, 8, 0, 0, x);
-}
-
-/* Oracle conversions, computed by GMP from the raw Montgomery limbs (not by the library). */
-static void to_mpz(mpz_t r, const fr_t *a)
-{
-    mpz_import(r, 4, -1, 8, 0, 0, a->l);
-    ASSERT_MSG(mpz_cmp(r, P) < 0, "result not fully reduced");
-    mpz_mul(r, r, RINV);
-    mpz_mod(r, r, P);
-}
-static void from_mpz(fr_t *a, const mpz_t x)
-{
-    mpz_t t;
-    mpz_init(t);
-    mpz_mul(t, x, RM);
-    mpz_mod(t, t, P);
-    limbs_from_mpz(a->l, 4, t);
-    mpz_clear(t);
-}
-
-/* Random values, a quarter of them built from carry-heavy limbs (0, ~0, p's limbs). */
-static void rand_mpz(mpz_t r, const mpz_t m, int nl)
-{
-    cuzk_rng *g = test_rng();
-    uint64_t l[8];
-    mpz_t mm;
-    mpz_init_set(mm, m);
-    uint64_t ml[8];
-    limbs_from_mpz(ml, nl, mm);
-    unsigned kind = (unsigned)(cuzk_rng_u64(g) % 4);
-    for (int i = 0; i < nl; i++) {
-        uint64_t x = cuzk_rng_u64(g);
-        if (kind == 0) {
-            switch (cuzk_rng_u64(g) % 5) {
-            case 0: x = 0; break;
-            case 1: x = ~(uint64_t)0; break;
-            case 2: x = ml[i]; break;
-            case 3: x = ml[i] - 1; break;
-            default: break;
-            }
-        }
-        l[i] = x;
-    }
-    mpz_import(r, (size_t)nl, -1, 8, 0, 0, l);
-    mpz_mod(r, r, m);
-    mpz_clear(mm);
-}
-
-/* Edge values: 0, 1, 2, r-1, r-2, (r-1)/2, (r+1)/2, 2^254, 2^64-1, 2^64, R mod r, r-R. */
-#define NEDGE 12
-static void edge_mpz(mpz_t r, int i)
-{
-    switch (i) {
-    case 0: mpz_set_ui(r, 0); break;
-    case 1: mpz_set_ui(r, 1); break;
-    case 2: mpz_set_ui(r, 2); break;
-    case 3: mpz_sub_ui(r, P, 1); break;
-    case 4: mpz_sub_ui(r, P, 2); break;
-    case 5: mpz_sub_ui(r, P, 1); mpz_fdiv_q_2exp(r, r, 1); break;
-    case 6: mpz_add_ui(r, P, 1); mpz_fdiv_q_2exp(r, r, 1); break;
-    case 7: mpz_set_ui(r, 0); mpz_setbit(r, 254); break;
-    case 8: mpz_set_ui(r, 0); mpz_setbit(r, 64); mpz_sub_ui(r, r, 1); break;
-    case 9: mpz_set_ui(r, 0); mpz_setbit(r, 64); break;
-    case 10: mpz_set(r, RM); break;
-    default: mpz_sub(r, P, RM); break;
-    }
-}
-
-/* Value i of a test stream: the edge values first, then random ones. */
-static void input(mpz_t r, int i)
-{
-    if (i < NEDGE) edge_mpz(r, i);
-    else rand_mpz(r, P, 4);
-}
-
-static void check_eq(const fr_t *got, const mpz_t want, const char *what, int i)
-{
-    mpz_t g;
-    mpz_init(g);
-    to_mpz(g, got);
-    if (mpz_cmp(g, want) != 0) {
-        gmp_printf("  %s #%d:\n  got  %Zx\n  want %Zx\n", what, i, g, want);
-        ASSERT_MSG(0, "%s mismatch", what);
-    }
-    mpz_clear(g);
-}
-
-static const char *backend_name(int be) { return be ? "portable" : "adx-or-default"; }
 
 TEST(fr_constants)
 {
@@ -491,55 +388,4 @@ TEST(fr_root_of_unity_and_generator)
     fr_sqr(&w, &w);
     ASSERT(fr_is_one(&w));
     mpz_clears(x, e, NULL);
-}
-
-/* ---- timing printout (no assertion: the machine is shared) ---- */
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-/* Minimum over many short samples: robust against other work sharing the machine. */
-#define MIN_NS(out, per, body)                                                             \
-    do {                                                                                   \
-        double best_ = 1e99;                                                               \
-        for (int s_ = 0; s_ < 2000; s_++) {                                                \
-            double t0_ = now_ns();                                                         \
-            body;                                                                          \
-            double d_ = (now_ns() - t0_) / (per);                                          \
-            best_ = d_ < best_ ? d_ : best_;                                               \
-        }                                                                                  \
-        out = best_;                                                                       \
-    } while (0)
-
-TEST(fr_timing)
-{
-    enum { N = 256 };
-    static fr_t a[N], b[N], c[N];
-    cuzk_rng *g = test_rng();
-    for (int i = 0; i < N; i++) {
-        uint64_t l[4];
-        for (int k = 0; k < 4; k++) l[k] = cuzk_rng_u64(g);
-        l[3] &= 0x0fffffffffffffffULL;
-        fr_to_mont(&a[i], l);
-        fr_sqr(&b[i], &a[i]);
-    }
-    for (int be = 0; be < 2; be++) {
-        ff_force_portable(be);
-        double lat, thr, sq, inv, add;
-        fr_t x = a[0];
-        MIN_NS(lat, N, for (int i = 0; i < N; i++) fr_mul(&x, &x, &b[i]));
-        MIN_NS(thr, N, for (int i = 0; i < N; i++) fr_mul(&c[i], &a[i], &b[i]));
-        MIN_NS(sq, N, for (int i = 0; i < N; i++) fr_sqr(&x, &x));
-        MIN_NS(add, N, for (int i = 0; i < N; i++) fr_add(&c[i], &a[i], &b[i]));
-        MIN_NS(inv, 4, for (int i = 0; i < 4; i++) fr_inv(&c[i], &a[i + 1]));
-        c[0] = x;
-        printf("  %-16s fr_mul %.1f ns (latency) %.1f ns (throughput), fr_sqr %.1f ns "
-               "(latency), fr_inv %.0f ns, fr_add %.1f ns\n",
-               be ? "portable C" : ff_backend(), lat, thr, sq, inv, add);
-    }
-    ff_force_portable(false);
 }

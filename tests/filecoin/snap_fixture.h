@@ -1,158 +1,33 @@
-/* snap_fixture.h: a SnapDeals parameter set (local setup, NOT for production) made once per
- * build tree and circuit shape, shared by the programs that prove SnapDeals
- * (tests/filecoin/test_snap_proof.c, tests/e2e/test_daemon.c):
- * <build>/test-cache/snap-<size>/<v28 stem>.{params,vk,shape} plus the digest cache a FULL
- * validation would leave (so a daemon loads it without minutes of subgroup checks). 2 KiB
- * (1.7M constraints) takes about 70 s here; 8 MiB (10M) several minutes, so only the slow
- * tests use it. Redone only when the circuit's shape changed. Header-only (static). */
+/* snap_fixture.h: the SnapDeals parameter sets of param_fixture.h, shared by the programs that
+ * prove SnapDeals (tests/filecoin/test_snap_proof.c, tests/e2e/test_daemon.c) in
+ * <build>/test-cache/<circuit id> (snap-2k, ...). 2 KiB (1.7M constraints) takes about 70 s
+ * here; 8 MiB (10M) several minutes, so only the slow tests use it. Header-only. */
 #ifndef CUZK_TEST_SNAP_FIXTURE_H
 #define CUZK_TEST_SNAP_FIXTURE_H
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "cuzk/fil_circuit.h"
 #include "cuzk/groth16.h"
-#include "test.h"
+#include "param_fixture.h"
 
-struct snap_fixture {
-    char dir[512], stem[256];
-    char params[900], vk[900], shape[900];
-    double setup_s;         /* 0 when the cached set was reused */
-};
-
-/* Under sanitizers a setup takes far too long: skipped unless CUZK_TEST_SLOW=1. */
-__attribute__((unused)) static void snap_fixture_skip_if_slow(void)
+static inline void snap_fixture_skip_if_slow(void)
 {
-    bool san = false;
-#if defined(__SANITIZE_ADDRESS__)
-    san = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    san = true;
-#endif
-#endif
-    const char *slow = getenv("CUZK_TEST_SLOW");
-    if (san && !(slow && !strcmp(slow, "1")))
-        test_skip("SnapDeals setup under a sanitizer (set CUZK_TEST_SLOW=1 to run)");
-}
-
-static bool sf_same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    static char ba[1 << 16], bb[1 << 16];
-    while (same) {
-        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
-        if (na != nb || memcmp(ba, bb, na)) same = false;
-        if (na < sizeof ba) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
-/* "<params>.validated" (docs/formats.md, "Digest cache") for a file this process made: the
- * digest of a CURVE read, no subgroup check for points we generated ourselves. */
-static void sf_write_digest_cache(const char *params)
-{
-    struct cuzk_error err_s = {0}, *err = &err_s;
-    struct g16_pk pk;
-    struct g16_params_read_opts o = {.mode = G16_VALIDATE_CURVE, .use_cache = false};
-    struct g16_params_read_report rep;
-    memset(&rep, 0, sizeof rep);
-    ASSERT_OK(g16_params_read_ex(&pk, params, &o, pool_default(), &rep, err), err);
-    g16_pk_free(&pk);
-    ASSERT(rep.digest_valid);
-    struct stat st;
-    ASSERT(stat(params, &st) == 0);
-    char path[1000], hex[33];
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", rep.digest[i]);
-    snprintf(path, sizeof path, "%s.validated", params);
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    fprintf(f, "cuzk params validated v1\nsize %llu\nmtime %lld.%09lld\ndigest %s\n",
-            (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
-            (long long)st.st_mtim.tv_nsec, hex);
-    ASSERT(fclose(f) == 0);
+    param_fixture_skip_if_slow("SnapDeals setup");
 }
 
 /* Fill fx with the parameter set of the SnapDeals circuit at sector_size, making it first if
  * it is missing or stale. */
-static void snap_fixture_get(struct snap_fixture *fx, uint64_t sector_size)
+static inline void snap_fixture_get(struct param_fixture *fx, uint64_t sector_size)
 {
     struct cuzk_error err_s = {0}, *err = &err_s;
-    memset(fx, 0, sizeof *fx);
     struct fil_circuit circ;
     ASSERT_OK(fil_circuit_init(&circ, FIL_CIRCUIT_SNAP, sector_size, err), err);
-    char id[32];
+    char id[32], stem[256];
     fil_circuit_id(id, sizeof id, &circ);
-    const char *env = getenv("CUZK_TEST_CACHE");
-    if (env && *env) {
-        snprintf(fx->dir, sizeof fx->dir, "%s/%s", env, id);
-    } else {
-        /* build/tests/<module>/test_x -> build/test-cache/snap-2k */
-        char exe[400];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        ASSERT(n > 0);
-        exe[n] = 0;
-        char *d = dirname(dirname(dirname(exe)));
-        snprintf(fx->dir, sizeof fx->dir, "%s/test-cache/%s", d, id);
-    }
-    char parent[600];
-    snprintf(parent, sizeof parent, "%s", fx->dir);
-    *strrchr(parent, '/') = 0;
-    ASSERT(mkdir(parent, 0777) == 0 || errno == EEXIST);
-    ASSERT(mkdir(fx->dir, 0777) == 0 || errno == EEXIST);
-    ASSERT_OK(fil_circuit_param_stem(fx->stem, sizeof fx->stem, &circ, err), err);
-    snprintf(fx->params, sizeof fx->params, "%s/%s.params", fx->dir, fx->stem);
-    snprintf(fx->vk, sizeof fx->vk, "%s/%s.vk", fx->dir, fx->stem);
-    snprintf(fx->shape, sizeof fx->shape, "%s/%s.shape", fx->dir, fx->stem);
-
-    /* one maker at a time; the others wait and reuse */
-    char lock[700], ok[700], fresh[960];
-    snprintf(lock, sizeof lock, "%s/.lock", fx->dir);
-    snprintf(ok, sizeof ok, "%s/.complete", fx->dir);
-    snprintf(fresh, sizeof fresh, "%s.new", fx->shape);
-    int lfd = open(lock, O_CREAT | O_RDWR, 0666);
-    ASSERT(lfd >= 0);
-    ASSERT(flock(lfd, LOCK_EX) == 0);
-    /* today's circuit's shape decides whether the cached keys still belong to it */
+    ASSERT_OK(fil_circuit_param_stem(stem, sizeof stem, &circ, err), err);
     struct g16_shape s;
     ASSERT_OK(fil_circuit_shape(&s, &circ, pool_default(), err), err);
-    ASSERT_OK(g16_shape_save(&s, fresh, err), err);
-    struct stat st;
-    bool reuse = stat(ok, &st) == 0 && stat(fx->params, &st) == 0 && stat(fx->vk, &st) == 0 &&
-                 sf_same_file(fresh, fx->shape);
-    if (reuse) {
-        unlink(fresh);
-        char vpath[1000];
-        snprintf(vpath, sizeof vpath, "%s.validated", fx->params);
-        if (stat(vpath, &st) != 0) sf_write_digest_cache(fx->params);   /* a set copied in by hand */
-    } else {
-        unlink(ok);
-        uint64_t t0 = cuzk_now_ns();
-        cuzk_rng rng;
-        cuzk_rng_seed(&rng, sector_size);
-        struct g16_pk pk;
-        ASSERT_OK(g16_setup(&pk, &s, &rng, pool_default(), err), err);
-        ASSERT_OK(g16_params_write_ex(&pk, fx->params, true, err), err);   /* with its digest cache */
-        ASSERT_OK(g16_vk_write(&pk.vk, fx->vk, err), err);
-        g16_pk_free(&pk);
-        ASSERT(rename(fresh, fx->shape) == 0);
-        fx->setup_s = (double)(cuzk_now_ns() - t0) / 1e9;
-        int fd = open(ok, O_CREAT | O_WRONLY, 0666);
-        ASSERT(fd >= 0);
-        close(fd);
-        printf("snap fixture: local setup of the %s circuit in %.1f s -> %s\n", id, fx->setup_s, fx->dir);
-    }
+    param_fixture_make(fx, id, stem, &s, sector_size, id);
     g16_shape_free(&s);
-    flock(lfd, LOCK_UN);
-    close(lfd);
 }
 
 #endif

@@ -190,7 +190,7 @@ static void round_trip(struct fil_c1 *back, const struct fil_c1 *c)
     cuzk_free(js);
 }
 
-static void load_shape(struct g16_shape *s, const struct porep_fixture *fx)
+static void load_shape(struct g16_shape *s, const struct param_fixture *fx)
 {
     ASSERT_OK(g16_shape_load(s, fx->shape, E), E);
 }
@@ -221,7 +221,7 @@ struct keys {
     struct g16_pvk *pvk;
 };
 
-static void keys_load(struct keys *K, const struct porep_fixture *fx)
+static void keys_load(struct keys *K, const struct param_fixture *fx)
 {
     struct g16_params_read_opts o = {.mode = G16_VALIDATE_NONE, .use_cache = false, .progress = 0};
     ASSERT_OK(g16_params_read_ex(&K->pk, fx->params, &o, pool_default(), NULL, E), E);
@@ -271,7 +271,7 @@ static void prove_verify(const struct keys *K, const struct fil_c1 *c, unsigned 
 TEST_T(synthetic_and_ni_2k_prove_verify, 1800)
 {
     porep_fixture_skip_if_slow();
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     struct keys K;
     keys_load(&K, &fx);
@@ -482,7 +482,7 @@ TEST(cli_gen_vanilla_synthetic_ni_and_refusal)
 
     if (slow()) {
         porep_fixture_skip_if_slow();
-        struct porep_fixture fx;
+        struct param_fixture fx;
         porep_fixture_get(&fx);
         snprintf(args, sizeof args, "prove --backend cpu --kind porep --c1 %s/s.json --params-dir %s", dir, fx.dir);
         ASSERT_EQ_INT(bench(&out, args), 0);

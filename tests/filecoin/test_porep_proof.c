@@ -82,7 +82,7 @@ TEST(porep_8m_witness_satisfies_shape)
 TEST_T(porep_2k_proof_verifies, 900)
 {
     porep_fixture_skip_if_slow();
-    struct porep_fixture fx;
+    struct param_fixture fx;
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct g16_pk pk;

@@ -14,7 +14,7 @@ static struct cuzk_error *E = &g_err;
 TEST_T(snap_2k_generated_update_proves_and_verifies, 900)
 {
     snap_fixture_skip_if_slow();
-    struct snap_fixture fx;
+    struct param_fixture fx;
     snap_fixture_get(&fx, 2048);
     struct fil_snap_gen g;
     ASSERT_OK(fil_snap_generate(&g, 2048, test_seed(), E), E);
