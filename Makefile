@@ -456,7 +456,7 @@ UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,/etc/systemd/sys
 DOCDIR     ?= $(PREFIX)/share/doc/cuzk
 INSTALL_DAEMON = $(if $(wildcard $(DAEMON_GPU)),$(DAEMON_GPU),$(BUILD)/bin/cuzk-daemon)
 INSTALL_PARAMS = $(if $(wildcard $(PARAMS_GPU)),$(PARAMS_GPU),$(BUILD)/bin/cuzk-params)
-INSTALL_DOCS  := README.md docs/daemon.md docs/migrating.md deploy/grafana-cuzk.json
+INSTALL_DOCS  := README.md docs/guide.md docs/daemon.md docs/migrating.md deploy/grafana-cuzk.json
 .PHONY: install deb
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk $(DESTDIR)$(DOCDIR)
