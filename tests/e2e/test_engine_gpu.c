@@ -1163,10 +1163,10 @@ TEST_T(timeline_shows_each_partitions_gpu_state, 60)
     ASSERT(n > 0);
     buf[n] = 0;
     unsigned lines = 0, parts_seen = 0;
-    for (const char *l = strstr(buf, ",GPU_STATE,tele,"); l; l = strstr(l + 1, ",GPU_STATE,tele,")) {
+    for (const char *l = strstr(buf, ",GPU_STATE,\"tele\","); l; l = strstr(l + 1, ",GPU_STATE,\"tele\",")) {
         unsigned part, up;
         int gpu;
-        ASSERT_MSG(sscanf(l, ",GPU_STATE,tele,partition=%u,gpu=%d,up=%u", &part, &gpu, &up) == 3,
+        ASSERT_MSG(sscanf(l, ",GPU_STATE,\"tele\",partition=%u,gpu=%d,up=%u", &part, &gpu, &up) == 3,
                    "GPU_STATE line: %.200s", l);
         ASSERT(part < 6);
         parts_seen |= 1u << part;
@@ -1174,7 +1174,7 @@ TEST_T(timeline_shows_each_partitions_gpu_state, 60)
         ASSERT(gpu == 3 || gpu == 5);
         if (gpu == 5) { ASSERT_EQ_INT(up, 0); continue; }
         char want[200];
-        snprintf(want, sizeof want, ",GPU_STATE,tele,partition=%u,gpu=%d,up=1,util=%.2f,mem_used_mib=%d,"
+        snprintf(want, sizeof want, ",GPU_STATE,\"tele\",partition=%u,gpu=%d,up=1,util=%.2f,mem_used_mib=%d,"
                  "temp_c=%d,power_w=%.1f,sm_mhz=%d,throttle=0x4\n", part, gpu, 0.5 + gpu / 100.0,
                  1000 + gpu, 60 + gpu, 300.5 + gpu, 1800 + gpu);
         ASSERT_MSG(!strncmp(l, want, strlen(want)), "GPU_STATE line: %.200s\nexpected: %s", l, want);
