@@ -1,5 +1,7 @@
 /* engine_internal.h: state shared by the engine's files. One mutex (engine.mu) guards all of
- * it. Files: engine.c (jobs, queues, workers, snapshot), kinds.c (the proof-kind registry) and
+ * it. Files: engine.c (lifecycle and the public entry points), queue.c (the partition
+ * queues), jobs.c (the job table and job states), workers.c (the worker threads and the device
+ * turn), snapshot.c (the status snapshot), kinds.c (the proof-kind registry) and
  * one kind_<name>.c per proof kind, srs.c (the SRS cache, generic), budget.c (the memory
  * budget), devices.c (the per-device lock, residency and tiers over the backend),
  * backend_cpu.c / backend_gpu.c (the provided backends). docs/life-of-a-proof.md walks a
@@ -169,6 +171,15 @@ struct job;
 struct qitem { struct job *job; uint32_t part; };
 struct pqueue { struct qitem *v; size_t n, cap; };
 
+/* ---- the partition queues (queue.c; e->mu held) ---- */
+bool q_before(const struct qitem *a, const struct qitem *b);   /* a ahead of b in heap order */
+void q_sift_down(struct pqueue *q, size_t i);
+int q_push(struct pqueue *q, struct job *j, uint32_t part);   /* CUZK_E_NOMEM: q cannot grow */
+struct qitem q_pop(struct pqueue *q);                          /* q not empty */
+uint32_t q_remove_job(struct pqueue *q, const struct job *j);
+bool q_move_job(struct pqueue *dst, struct pqueue *src, struct job *j);
+struct qitem q_take_at(struct pqueue *q, size_t i);
+
 /* ---- devices (devices.c): the per-device lock, SRS residency and the prove call ---- */
 /* The backend call of one partition on engine device d, for g16_prove (ctx = this struct):
  * on a device, stages the witness, takes the device lock, makes the entry resident, runs the
@@ -193,7 +204,7 @@ void dev_stage(struct engine *e, const struct dev_call *c, const struct g16_shap
                const struct g16_assignment *w);
 void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
                  const struct g16_assignment *w);
-/* The device turn (engine.c; e->mu NOT held): one prover at a time runs the backend on a
+/* The device turn (workers.c; e->mu NOT held): one prover at a time runs the backend on a
  * device, and the turn goes to the waiting prover whose partition is first in (priority, job,
  * partition) order, whenever it asked. With may_yield, CUZK_E_BUSY instead when a partition
  * of a higher priority is queued for the device and no prover is idle to take it: the caller
@@ -326,7 +337,7 @@ struct engine {
     uint64_t mem_total, mem_used;
     pthread_cond_t mem_cv;
     struct mem_waiter *mem_waiters;   /* reservations waiting for memory (budget.c) */
-    /* the device turn (engine.c dev_turn_acquire): held by the one prover running the backend
+    /* the device turn (workers.c dev_turn_acquire): held by the one prover running the backend
      * on the device; granted in (priority, job, partition) order, not in order of asking */
     bool dev_busy[ENGINE_MAX_DEVICES];
     /* SRS cache */
@@ -344,6 +355,33 @@ struct engine {
     /* ids the daemon's journal acknowledged and lost (engine_note_lost), newest first */
     struct lost_id *lost;
 };
+
+#define NS_PER_MS 1000000ull
+/* Nanoseconds to milliseconds, rounded to the nearest. */
+static inline uint64_t ns_to_ms(uint64_t ns) { return (ns + NS_PER_MS / 2) / NS_PER_MS; }
+
+/* An id engine_note_lost named. */
+struct lost_id {
+    struct lost_id *next;
+    char id[ENGINE_ID_MAX];
+    char why[200];
+};
+
+/* ---- jobs (jobs.c; e->mu held unless noted) ---- */
+unsigned job_id_hash(const char *s);   /* the e->buckets index of an id */
+struct job *job_find(struct engine *e, const char *id);
+int job_not_found(struct engine *e, const char *id, struct cuzk_error *err);
+void job_unhash(struct engine *e, struct job *j);
+void job_input_release(struct job *j);
+void job_discard(struct job *j);                      /* a job that never entered the engine */
+void job_refuse(struct engine *e, struct job *j);     /* e->mu NOT held */
+void job_destroy(struct engine *e, struct job *j);
+void job_retention_gc(struct engine *e);
+void job_finish(struct engine *e, struct job *j, int status, const char *error);
+void job_keep(struct engine *e, struct job *j);
+
+/* ---- workers (workers.c) ---- */
+void *worker_main(void *arg);   /* the thread of one struct worker (engine_new starts them) */
 
 /* The bit of every device (vram_mask, dev_mask). */
 static inline uint32_t dev_all_mask(const struct engine *e) { return e->n_dev >= 32 ? UINT32_MAX : (1u << e->n_dev) - 1; }
