@@ -17,11 +17,7 @@
 #include "cuzk/err.h"
 #include "cuzk/filecoin.h"
 #include "cuzk/post.h"
-
-/* Bytes of one bincode FallbackPoStSectorProof of config c: 120 + C x |MerkleProof|
- * (docs/formats.md; C = c->challenges for WindowPoSt, c->sectors x c->challenges = 66 for
- * WinningPoSt). */
-size_t fil_post_sector_proof_size(const struct post_config *c);
+#include "cuzk/vanilla.h"   /* fil_post_sector_proof_size: the format's size, beside its parser */
 
 /* Write one FallbackPoStSectorProof {sector_id, comm_r, vanilla_proof: {sectors: [SectorProof
  * {inclusion_proofs: incl[0..n_incl), comm_c, comm_r_last}]}} into out (cap bytes; exactly

@@ -40,6 +40,11 @@ struct fil_post_sector_proof {
     struct porep_path *paths;       /* challenges: views of index / sib */
     void *arena;
 };
+/* Bytes of one bincode FallbackPoStSectorProof of config c: 120 + C x |MerkleProof|
+ * (docs/formats.md; C = c->challenges for WindowPoSt, c->sectors x c->challenges = 66 for
+ * WinningPoSt). */
+size_t fil_post_sector_proof_size(const struct post_config *c);
+
 /* Parse one blob for config c (its tree shape; challenges = c->challenges for WindowPoSt,
  * c->sectors * c->challenges for WinningPoSt). sector_index only names the sector in
  * messages. The whole input must be consumed. *out is zeroed on failure. */

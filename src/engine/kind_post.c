@@ -21,7 +21,6 @@
 
 #include "cuzk/fil_circuit.h"
 #include "cuzk/filecoin.h"
-#include "cuzk/post_gen.h"
 #include "cuzk/util.h"
 #include "cuzk/vanilla.h"
 #include "engine_internal.h"

@@ -75,19 +75,9 @@ static void bw_merkle_proof(struct bw *w, const struct fil_merkle_proof *m)
     bw_raw32(w, m->leaf);
 }
 
-static size_t path_bytes(unsigned levels, unsigned arity) { return 8 + levels * (16 + 32 * (size_t)(arity - 1)); }
-
 static unsigned post_inclusions(const struct post_config *c)
 {
     return c->kind == POST_WINNING ? c->sectors * c->challenges : c->challenges;
-}
-
-size_t fil_post_sector_proof_size(const struct post_config *c)
-{
-    size_t mp = 4 + 64 + path_bytes(c->base_levels, c->base_arity);
-    if (c->sub_arity) mp += path_bytes(1, c->sub_arity);
-    if (c->sub_arity && c->top_arity) mp += path_bytes(1, c->top_arity);
-    return 120 + post_inclusions(c) * mp;
 }
 
 int fil_post_sector_proof_write(uint8_t *out, size_t cap, const struct post_config *c, uint64_t sector_id,

@@ -12,6 +12,17 @@ static unsigned post_inclusions(const struct post_config *c)
     return c->kind == POST_WINNING ? c->sectors * c->challenges : c->challenges;
 }
 
+/* Bytes of a bincode MerkleProof path of `levels` levels of arity `arity` (docs/formats.md). */
+static size_t path_bytes(unsigned levels, unsigned arity) { return 8 + levels * (16 + 32 * (size_t)(arity - 1)); }
+
+size_t fil_post_sector_proof_size(const struct post_config *c)
+{
+    size_t mp = 4 + 64 + path_bytes(c->base_levels, c->base_arity);
+    if (c->sub_arity) mp += path_bytes(1, c->sub_arity);
+    if (c->sub_arity && c->top_arity) mp += path_bytes(1, c->top_arity);
+    return 120 + post_inclusions(c) * mp;
+}
+
 void fil_post_sector_proof_free(struct fil_post_sector_proof *p)
 {
     if (!p) return;
