@@ -28,12 +28,10 @@ struct http_server {
     char *token;          /* NULL: no token asked */
 };
 
-static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const char *type,
-                               char *body /* malloc'd, taken */)
+/* The headers every answer carries, then queue it (r is released here). */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned code, const char *type,
+                             struct MHD_Response *r)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
-                                                             MHD_RESPMEM_MUST_FREE);
-    if (!r) { free(body); return MHD_NO; }
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -46,6 +44,15 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const
     return ret;
 }
 
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const char *type,
+                               char *body /* malloc'd, taken */)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
+                                                             MHD_RESPMEM_MUST_FREE);
+    if (!r) { free(body); return MHD_NO; }
+    return queue(conn, code, type, r);
+}
+
 /* GET /: the page is the same for everyone and holds no data (it fetches /status with the
  * token the operator gives it), so it is served without the token. Its policy forbids it any
  * source but itself: no external script, style, font or image, and no framing. */
@@ -55,17 +62,11 @@ static enum MHD_Result respond_page(struct MHD_Connection *conn)
                                                              (void *)status_page,
                                                              MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Content-Security-Policy",
                             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
                             "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "Connection", "close");   /* as respond(): the gate admits each request */
-    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
-    return ret;
+    return queue(conn, MHD_HTTP_OK, "text/html; charset=utf-8", r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

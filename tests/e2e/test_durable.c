@@ -11,6 +11,7 @@
  * the daemons' logs: a job's result is journaled before its "proof completed" line is written,
  * so across the two runs each id must have exactly one such line. */
 #include "test.h"
+#include "wal_frames.h"
 
 #ifndef CUZK_CLIENT
 #define CUZK_CLIENT 0
@@ -271,21 +272,6 @@ TEST_T(kill9_during_batch_every_job_completes_once, 600)
     free(log1);
     ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
     h_cleanup(&d);
-}
-
-/* The end of the last frame of the WAL's current generation (frames carrying the header's
- * salts). */
-static off_t wal_current_end(const char *wal)
-{
-    int fd = open(wal, O_RDONLY);
-    ASSERT_MSG(fd >= 0, "no write-ahead log at %s", wal);
-    uint8_t h[32], f[24];
-    ASSERT(pread(fd, h, 32, 0) == 32);
-    off_t end = 32;
-    for (off_t o = 32; pread(fd, f, 24, o) == 24 && !memcmp(f + 8, h + 16, 8); o += 24 + 4096)
-        end = o + 24 + 4096;
-    close(fd);
-    return end;
 }
 
 TEST_T(kill9_then_torn_journal_tail, 600)

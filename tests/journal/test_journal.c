@@ -8,6 +8,7 @@
  * requests; disk full (a tiny tmpfs, when this process may mount one). The oracle is what each
  * test wrote itself. */
 #include "test.h"
+#include "wal_frames.h"
 
 #ifndef CUZK_CLIENT
 #define CUZK_CLIENT 0
@@ -288,22 +289,6 @@ static void w_three_then_finish_first(struct journal *j, struct want *const *w, 
 {
     for (size_t i = 0; i < n; i++) stage(j, w[i]);
     finish(j, w[0], 1, "", 192);
-}
-
-/* The end of the last frame of the WAL's current generation (frames that carry the header's
- * salts): the checkpoint after each request makes the next transaction rewrite the WAL from its
- * start, so frames of the generation before may follow. */
-static off_t wal_current_end(const char *wal)
-{
-    int fd = open(wal, O_RDONLY);
-    ASSERT(fd >= 0);
-    uint8_t h[32], f[24];
-    ASSERT(pread(fd, h, 32, 0) == 32);
-    off_t end = 32;
-    for (off_t o = 32; pread(fd, f, 24, o) == 24 && !memcmp(f + 8, h + 16, 8); o += 24 + 4096)
-        end = o + 24 + 4096;
-    close(fd);
-    return end;
 }
 
 /* The last transaction (the first record's result) torn by truncation or a garbled byte at a

@@ -6,6 +6,7 @@
  * by journal_lost (never both, never neither), the report's counts match both lists, and the
  * damage classes that can take nothing (any one WAL damage, a garbled index) lose exactly 0. */
 #include "test.h"
+#include "wal_frames.h"
 
 #ifndef CUZK_CLIENT
 #define CUZK_CLIENT 0
@@ -199,22 +200,6 @@ static void expect_nothing_lost(const struct outcome *o)
 {
     ASSERT_EQ_U64(o->lost, 0);
     for (int i = 0; i < N; i++) ASSERT(o->state[i] == 1 || o->state[i] == 2);
-}
-
-/* The end of the last frame of the WAL's current generation (frames carry the header's salts;
- * a checkpoint per request makes the next transaction rewrite the WAL from its start, so older
- * frames may follow), and the start of its first frame. */
-static off_t wal_current_end(const char *wal)
-{
-    int fd = open(wal, O_RDONLY);
-    ASSERT(fd >= 0);
-    uint8_t h[32], f[24];
-    ASSERT(pread(fd, h, 32, 0) == 32);
-    off_t end = 32;
-    for (off_t o = 32; pread(fd, f, 24, o) == 24 && !memcmp(f + 8, h + 16, 8); o += 24 + 4096)
-        end = o + 24 + 4096;
-    close(fd);
-    return end;
 }
 
 static void copy_dir(const char *from, const char *to)
