@@ -311,9 +311,12 @@ GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
 # other subcommands' libraries on the GPU machine.
 GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o \
-                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o \
+                 $(BUILD)/obj/src/gpu/bench/peak.o
 # the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h
 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o: ALL_CFLAGS += -Isrc/gpu
+# the benchmark-only device code (src/gpu/bench/: measured peaks), outside the GPU library
+$(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o: ALL_CFLAGS += -Isrc/gpu
 
 $(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
 	@mkdir -p $(dir $@)

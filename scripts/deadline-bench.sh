@@ -9,8 +9,9 @@
 #     goal: worst under the batch <= WIN_GOAL_MS (2000 ms, on an H100);
 #   - WindowPoSt latency alone and under the batch; goal: worst under the batch <= worst alone +
 #     one PoRep partition's device lock (the median lock hold of the batch alone);
-#   - PoRep s/proof of the same batch (same COUNT, same -j) alone and under the load, and the
-#     loss; goal <= 5 %;
+#   - PoRep s/proof alone (ALONE_COUNT proofs) and under the load (COUNT proofs), both at -j
+#     CONC and both steady rates (from the first answer to the last, so batches of different
+#     lengths compare), and the loss; goal <= 5 %;
 #   - the GPU busy fraction over the loaded batch: the backend's kernel phases (the GPU_END
 #     lines' abc .. bg2) over the window from the first synthesis to the last GPU_END; goal
 #     >= 0.95 (saturated); and timeline-report.sh's device-lock fraction beside it, which
@@ -43,13 +44,13 @@
 #   COUNT_WINDOW=ceil(COUNT_WINNING/2) WindowPoSt partitions every WINDOW_INTERVAL=2*INTERVAL
 #                    seconds, the first at FIRST + INTERVAL/2 (between two WinningPoSts)
 #   The issue's production setting is a WinningPoSt every 30 s, at least 10 of them:
-#   INTERVAL=30 COUNT_WINNING=10. At 32 GiB that makes a ~28-proof batch, twice: ~12 min with
-#   the keys made, more than one 10-minute device call (BUDGET_S below would stop the loaded
-#   batch early); the default INTERVAL=15 keeps one call at ~7 min when the PoSt load costs
-#   the batch little.
-#   COUNT=           PoRep proofs per batch; default ceil((last arrival + INTERVAL) / EST_S),
-#                    so the batch outlasts every arrival; EST_S= the s/proof estimate (default 0.7 x
-#                    the warm-up PoRep proof's wall time); CONC=2 (the batch's -j)
+#   INTERVAL=30 COUNT_WINNING=10 FIRST=20 ALONE_COUNT=8 REQ_TIMEOUT=30 BUDGET_S=585: a ~30-proof
+#   loaded batch (~5.5 min) after an 8-proof batch alone, in one 10-minute device call with the
+#   keys made; the default INTERVAL=15 keeps a call at ~7 min.
+#   COUNT=           PoRep proofs of the loaded batch; default ceil((last arrival + INTERVAL) /
+#                    EST_S), so the batch outlasts every arrival; EST_S= the s/proof estimate
+#                    (default 0.7 x the warm-up PoRep proof's wall time); CONC=2 (the batches' -j)
+#   ALONE_COUNT=COUNT PoRep proofs of the batch alone (its steady rate needs >= 3)
 #   ALONE_N=3        PoSt requests of each kind measured alone (window, winning, window, ...)
 #   WIN_GOAL_MS=2000 LOSS_GOAL_PCT=5 BUSY_GOAL=0.95
 #   BUDGET_S=540     the run's time limit (from the script's start): the loaded batch is stopped
@@ -72,7 +73,7 @@
 #     during the batch does; ~0.1-0.5 s each), the first of each verified apart    ~5 s
 #   PoRep key loaded (47.4 GB .params, digest cache hit, + 7.5 GB .shape) ~30-60 s
 #   warm-up PoRep proof (~12 s) + its verification apart (C1 parse ~4 s)    ~20 s
-#   PoRep batch alone, COUNT=14 at ~10.7 s/proof                          ~155 s
+#   PoRep batch alone, ALONE_COUNT=14 at ~10.7 s/proof                    ~155 s
 #   PoRep batch under the load: >= the same, plus what the PoSt proofs take  ~160 s
 #     (measured on an H100: 3.7 % more; a key switch would add ~20 s each)
 #   apart verification of every PoSt proof, summary                         ~5 s
@@ -353,16 +354,25 @@ LAST=$(awk 'END { print $1 + 0 }' "$OUT/arrivals.txt")
 EST_S=${EST_S:-$(awk -v w="$WARM_S" 'BEGIN { printf "%.1f", 0.7 * w }')}
 COUNT=${COUNT:-$(awk -v l="$LAST" -v i="$INTERVAL" -v e="$EST_S" 'BEGIN { c = (l + i) / e; n = int(c); if (n < c) n++; print (n < 1 ? 1 : n) }')}
 case "$COUNT" in ''|0|*[!0-9]*) fail "COUNT=$COUNT: expected a whole number >= 1" ;; esac
+ALONE_COUNT=${ALONE_COUNT:-$COUNT}
+case "$ALONE_COUNT" in ''|0|*[!0-9]*) fail "ALONE_COUNT=$ALONE_COUNT: expected a whole number >= 1" ;; esac
 echo "schedule: $COUNT_WINNING WinningPoSt every $INTERVAL s and $COUNT_WINDOW WindowPoSt every $WINDOW_INTERVAL s," \
-     "the last at $LAST s; PoRep batch -c $COUNT -j $CONC (EST_S $EST_S s/proof)"
+     "the last at $LAST s; PoRep batch -c $COUNT -j $CONC (EST_S $EST_S s/proof), alone -c $ALONE_COUNT"
 
-# batch_s FILE: s/proof from a batch's summary, or, for a batch stopped before its summary,
-# its elapsed time over the proofs completed by then (second argument: that elapsed time)
+# batch_s FILE ELAPSED: a batch's steady s/proof: from its first answer to its last over the
+# answers after the first (each COMPLETED line ends "at T s"; a batch stopped before its summary
+# has them too), so a short batch alone and a long loaded one compare; with fewer than 3
+# answers, ELAPSED over the answers
 batch_s() {
-    local s
-    s=$(awk '$1 == "throughput:" { gsub(/[()]/, ""); for (i = 1; i <= NF; i++) if ($i == "s/proof") print $(i - 1) }' "$1")
-    if [ -n "$s" ]; then echo "$s"; return; fi
-    awk -v el="$2" '/^  \[[0-9]+\/[0-9]+\] COMPLETED/ { n++ } END { if (n) printf "%.2f", el / n; else print "" }' "$1"
+    awk -v el="$2" '/^  \[[0-9]+\/[0-9]+\] COMPLETED/ {
+        n++
+        if (match($0, / at [0-9.]+s/)) { t = substr($0, RSTART + 4, RLENGTH - 5) + 0; if (m == 0 || t < lo) lo = t; if (t > hi) hi = t; m++ }
+    }
+    END {
+        if (m >= 3) printf "%.2f", (hi - lo) / (m - 1)
+        else if (n) printf "%.2f", el / n
+        else print ""
+    }' "$1"
 }
 batch_failed() {   # proofs of a batch not COMPLETED (RPC errors included)
     awk '/^  \[[0-9]+\/[0-9]+\] / && $2 != "COMPLETED" { n++ } END { print n + 0 }' "$1"
@@ -402,7 +412,7 @@ kernel_busy() {
 # 5. the batch alone
 from=$(($(wc -l < "$OUT/daemon.log") + 1))
 t0=$(now)
-run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$C1" -c "$COUNT" -j "$CONC" > "$OUT/batch-alone.txt" 2>&1
+run "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$C1" -c "$ALONE_COUNT" -j "$CONC" > "$OUT/batch-alone.txt" 2>&1
 el=$(secs "$t0" "$(now)")
 to=$(wc -l < "$OUT/daemon.log")
 [ "$(batch_failed "$OUT/batch-alone.txt")" = 0 ] && grep -q "^failed: *0$" "$OUT/batch-alone.txt" ||
@@ -424,8 +434,8 @@ t0=$(now)
 STOP_AT=$(awk -v s="$T_START" -v b="$BUDGET_S" -v r="$REQ_TIMEOUT" 'BEGIN { printf "%.3f", s + b - r - 20 }')
 left=$(awk -v s="$STOP_AT" -v n="$(now)" 'BEGIN { printf "%.0f", s - n }')
 if awk -v l="$left" -v a="$S_ALONE" -v c="$COUNT" 'BEGIN { exit !(l < a * c) }'; then
-    echo "deadline-bench: note: BUDGET_S=$BUDGET_S leaves $left s for the loaded batch, less than the batch alone" \
-         "took; it will be stopped early (raise BUDGET_S or lower COUNT)"
+    echo "deadline-bench: note: BUDGET_S=$BUDGET_S leaves $left s for the loaded batch, less than $COUNT proofs" \
+         "at the rate alone; it will be stopped early (raise BUDGET_S or lower COUNT)"
 fi
 ${RUN[@]+"${RUN[@]}"} "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$C1" -c "$COUNT" -j "$CONC" > "$OUT/batch-loaded.txt" 2>&1 &
 BPID=$!
@@ -541,9 +551,9 @@ read -r RB_N RB_S <<< "$READBACK"
     printf "WindowPoSt under load:    n=%-3s median %6s ms  worst %6s ms   goal worst <= alone %s + PoRep lock %s = %s ms: %s\n" \
         "$DL_N" "$DL_MED" "$DL_MAX" "$DA_MAX" "$LOCK_MED" "$W_GOAL" "$G_WINDOW"
     printf "PoRep partition device lock (batch alone): median %s ms, max %s ms (%s partitions)\n" "$LOCK_MED" "$LOCK_MAX" "$LOCK_N"
-    printf "PoRep batch alone:        %s s/proof\n" "${S_ALONE:-?}"
-    printf "PoRep batch under load:   %s s/proof%s\n" "${S_LOADED:-?}" \
-        "$([ "$STOPPED" = 1 ] && echo " (stopped at BUDGET_S after $el_loaded s: $DONE_LOADED of $COUNT proofs; elapsed / completed)")"
+    printf "PoRep batch alone:        %s s/proof steady (-c %s)\n" "${S_ALONE:-?}" "$ALONE_COUNT"
+    printf "PoRep batch under load:   %s s/proof steady (-c %s)%s\n" "${S_LOADED:-?}" "$COUNT" \
+        "$([ "$STOPPED" = 1 ] && echo " (stopped at BUDGET_S after $el_loaded s: $DONE_LOADED of $COUNT proofs)")"
     printf "throughput loss:          %s %%   goal <= %s %%: %s\n" "${LOSS:-?}" "$LOSS_GOAL_PCT" "$G_LOSS"
     printf "GPU busy fraction:        %s in kernels under load (%s alone)   goal >= %s: %s\n" "${KBUSY_LOADED:-?}" \
         "${KBUSY_ALONE:-?}" "$BUSY_GOAL" "$G_BUSY"

@@ -415,7 +415,8 @@ struct batch_ctx {
     uint64_t count, next, finished;
     struct cuzk_progress pr;        /* proofs answered: a line with the rate and ETA */
     pthread_mutex_t mu;
-    double *wall, *prove;
+    double t0;                      /* the batch's start (now_s) */
+    double *wall, *prove, *done;    /* done: seconds from the start to the answer */
     int *ok;
 };
 
@@ -434,17 +435,18 @@ static void *batch_worker(void *arg)
         double wall = now_s() - t0;
         pthread_mutex_lock(&b->mu);
         b->wall[i] = wall;
+        b->done[i] = now_s() - b->t0;
         if (b->pr.tty) fputs("\r\033[K", stdout);   /* the progress line gives way to the result */
         if (st) {
-            printf("  [%" PRIu64 "/%" PRIu64 "] RPC_ERROR — %.1fs (%s: %s)\n", i + 1, b->count, wall,
-                   cz_status_name(st), details);
+            printf("  [%" PRIu64 "/%" PRIu64 "] RPC_ERROR — %.1fs (%s: %s) at %.1fs\n", i + 1, b->count, wall,
+                   cz_status_name(st), details, b->done[i]);
         } else {
             Cuzk__V1__AwaitProofResponse *r = res->result;
             b->ok[i] = r->status == 1;
             b->prove[i] = (double)r->gpu_compute_ms;
-            printf("  [%" PRIu64 "/%" PRIu64 "] %s — %.1fs (prove=%" PRIu64 " ms, queue=%" PRIu64 " ms)%s%s\n",
+            printf("  [%" PRIu64 "/%" PRIu64 "] %s — %.1fs (prove=%" PRIu64 " ms, queue=%" PRIu64 " ms) at %.1fs%s%s\n",
                    i + 1, b->count, status_name(r->status), wall, r->gpu_compute_ms, r->queue_wait_ms,
-                   r->status == 1 ? "" : ": ", r->status == 1 ? "" : r->error_message);
+                   b->done[i], r->status == 1 ? "" : ": ", r->status == 1 ? "" : r->error_message);
             protobuf_c_message_free_unpacked(&res->base, NULL);
         }
         fflush(stdout);
@@ -481,10 +483,10 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
     if (!c) { req_free(&o); return 1; }
     struct batch_ctx b = {.c = c, .o = &o, .count = count, .mu = PTHREAD_MUTEX_INITIALIZER,
                           .wall = calloc(count, sizeof(double)), .prove = calloc(count, sizeof(double)),
-                          .ok = calloc(count, sizeof(int))};
+                          .done = calloc(count, sizeof(double)), .ok = calloc(count, sizeof(int))};
     cuzk_progress_init(&b.pr, stdout, "batch", "proofs", 1);
     cuzk_progress_phase(&b.pr, NULL, count);
-    if (!b.wall || !b.prove || !b.ok) { fprintf(stderr, "cuzk-bench: out of memory\n"); return 1; }
+    if (!b.wall || !b.prove || !b.done || !b.ok) { fprintf(stderr, "cuzk-bench: out of memory\n"); return 1; }
     const char *type = o.kind == 100 ? "synthetic" : o.kind == 101 ? "ni-porep" : o.kind == 1 ? "porep" : o.kind == 2 ? "snap"
                      : o.kind == 3 ? "wpost" : "winning";
     printf("=== Batch Benchmark ===\n");
@@ -493,6 +495,7 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
     printf("\ncount:         %" PRIu64 "\nconcurrency:   %" PRIu64 "\ndaemon:        %s\n\n", count, conc, bench_addr);
     fflush(stdout);
     double t0 = now_s();
+    b.t0 = t0;
     uint64_t nt = conc < count ? conc : count;
     pthread_t *th = calloc(nt, sizeof *th);
     uint64_t started = 0;
@@ -519,7 +522,18 @@ BENCH_CMD(batch, "batch", "COUNT proofs with CONCURRENCY parallel Prove calls; t
                elapsed / (double)completed);
     else
         printf("throughput:    0.00 proofs/min (no proof completed)\n");
-    free(b.wall); free(b.prove); free(b.ok);
+    /* The steady rate leaves out the pipeline's fill (the first answer waits for a whole proof's
+     * latency), so batches of different lengths compare. */
+    double first = 0, last = 0;
+    for (uint64_t i = 0, k = 0; i < count; i++) {
+        if (!b.ok[i]) continue;
+        if (!k++ || b.done[i] < first) first = b.done[i];
+        if (b.done[i] > last) last = b.done[i];
+    }
+    if (completed >= 3)
+        printf("steady:        %.2f s/proof (%" PRIu64 " answers after the first, over %.1fs)\n",
+               (last - first) / (double)(completed - 1), completed - 1, last - first);
+    free(b.wall); free(b.prove); free(b.done); free(b.ok);
     cz_close(c);
     req_free(&o);
     return completed == count ? 0 : 1;
