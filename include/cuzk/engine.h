@@ -42,28 +42,65 @@ const char *engine_status_name(int status);    /* "COMPLETED", ... */
 #define ENGINE_MAX_PARTITIONS 64
 
 /* A proof request as it arrives (all pointers borrowed for the duration of engine_submit).
- * The wire's SubmitProofRequest maps onto it, both ways, in one place: request.h. */
+ * The wire's SubmitProofRequest maps onto it, both ways, in one place: request.h.
+ *
+ * Fields every kind shares sit at the top; what only one kind reads sits in that kind's
+ * struct (porep, post, snap, synthetic), so a kind's parse reads the top and its own struct
+ * only. They are named structs side by side, not a union: the mapping does not look at
+ * proof_kind, every wire field has exactly one home whatever the kind, and a field a kind does
+ * not read (a SNAP request's sector_number, which Curio sends) is carried and ignored, so the
+ * journal stores the message as sent (docs/decisions.md, "Daemon, config and security"). */
+
+/* POREP_SEAL_COMMIT and NI_POREP_SEAL_COMMIT (kind_porep.c; vanilla_proof is the C1 output) */
+struct engine_porep_req {
+    uint64_t sector_number;                     /* must be the C1's SectorNum */
+    uint64_t miner_id;                          /* the prover id: replica_id is recomputed
+                                                 * from it and checked against the C1's */
+    bool aggregate;                             /* NI_POREP_SEAL_COMMIT only (any other kind
+                                                 * is refused with it): also answer the
+                                                 * SnarkPack aggregate of the partition proofs
+                                                 * (verified before it is answered) */
+};
+
+/* WINDOW_POST_PARTITION and WINNING_POST (kind_post.c; vanilla_proofs are the sector proofs) */
+struct engine_post_req {
+    const uint8_t *randomness; size_t randomness_len;   /* 32 bytes */
+    uint32_t partition_index;                   /* WindowPoSt's partition k; WinningPoSt: 0 */
+};
+
+/* SNAP_DEALS_UPDATE (kind_snap.c; vanilla_proofs are the partition proofs): the replica and
+ * data commitments, 32 raw bytes each (NULL / 0 = absent) */
+struct engine_snap_req {
+    const uint8_t *comm_r_old; size_t comm_r_old_len;
+    const uint8_t *comm_r_new; size_t comm_r_new_len;
+    const uint8_t *comm_d_new; size_t comm_d_new_len;
+};
+
+/* SYNTHETIC (kind_synthetic.c; vanilla_proof is an optional 8-byte seed) */
+struct engine_synthetic_req {
+    uint64_t constraints;                       /* circuit size (wire: synthetic_constraints) */
+    uint32_t partitions;                        /* circuits per job, 0 = 1
+                                                 * (wire: synthetic_partitions) */
+};
+
 struct engine_request {
     const char *request_id;                     /* "" = the engine picks a UUID */
     int kind;                                   /* enum engine_kind */
     int priority;                               /* 0 = default for the kind, 1..4 */
-    uint64_t sector_size, registered_proof, sector_number, miner_id;
-    const uint8_t *vanilla_proof; size_t vanilla_proof_len;
-    size_t n_vanilla_proofs; const uint8_t *const *vanilla_proofs; const size_t *vanilla_proofs_len;
-    const uint8_t *randomness; size_t randomness_len;
-    uint32_t partition_index;
-    /* SNAP_DEALS_UPDATE: the replica / data commitments, 32 raw bytes each (NULL / 0 = absent) */
-    const uint8_t *comm_r_old; size_t comm_r_old_len;
-    const uint8_t *comm_r_new; size_t comm_r_new_len;
-    const uint8_t *comm_d_new; size_t comm_d_new_len;
-    uint64_t synthetic_constraints;             /* SYNTHETIC: circuit size */
-    uint32_t synthetic_partitions;              /* SYNTHETIC: circuits per job (0 = 1) */
-    bool aggregate;                             /* NI_POREP_SEAL_COMMIT: also answer the
-                                                 * SnarkPack aggregate of the partition proofs
-                                                 * (verified before it is answered) */
     bool resumed;                               /* accepted by an earlier process (the journal's
                                                  * replay): admission bounds do not apply, a
                                                  * job once accepted is never refused */
+    /* the proof type as the client names it (PoSt and Snap check their vanilla proofs
+     * against it; PoRep's comes in its C1); 0 = absent */
+    uint64_t registered_proof, sector_size;
+    /* the vanilla input: one blob (PoRep's C1 output, SYNTHETIC's seed) or a list (PoSt's
+     * sector proofs, Snap's partition proofs) */
+    const uint8_t *vanilla_proof; size_t vanilla_proof_len;
+    size_t n_vanilla_proofs; const uint8_t *const *vanilla_proofs; const size_t *vanilla_proofs_len;
+    struct engine_porep_req porep;
+    struct engine_post_req post;
+    struct engine_snap_req snap;
+    struct engine_synthetic_req synthetic;
 };
 
 /* The answer to a job. proof is malloc'd (engine_result_free). Timings in milliseconds:

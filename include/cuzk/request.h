@@ -24,9 +24,10 @@ struct srv_request {
     size_t *vanilla_proofs_len;
 };
 
-/* Map q onto out->req (every message field; req.resumed is false: it is this process's
- * state, never on the wire). CUZK_E_NOMEM when the proof lists cannot be allocated; out is
- * then empty and needs no release. */
+/* Map q onto out->req (every message field, each to its one place in engine_request whatever
+ * q's proof_kind, so no field is lost on the way to the journal; req.resumed is false: it is
+ * this process's state, never on the wire). CUZK_E_NOMEM when the proof lists cannot be
+ * allocated; out is then empty and needs no release. */
 int srv_request_of(struct srv_request *out, const struct Cuzk__V1__SubmitProofRequest *q,
                    struct cuzk_error *err);
 /* Free what srv_request_of allocated (not the message); out is left empty. */

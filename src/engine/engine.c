@@ -73,7 +73,7 @@ int engine_submit(struct engine *e, const struct engine_request *req, char job_i
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "unknown proof_kind %d (expected 1-4 for the Filecoin kinds, 100 for "
                          "SYNTHETIC or 101 for NI_POREP_SEAL_COMMIT)", req->kind);
-    if (req->aggregate && req->kind != ENGINE_KIND_NI_POREP)
+    if (req->porep.aggregate && req->kind != ENGINE_KIND_NI_POREP)
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "aggregate (field 102) is only for proof_kind "
                          "NI_POREP_SEAL_COMMIT (101), not %s", engine_kind_name(req->kind));
     if (req->priority < 0 || req->priority > 4)

@@ -56,10 +56,10 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
     }
     /* The request names the sector it proves; a C1 of another sector (a client's mix-up) would
      * otherwise prove, for the C1's sector. */
-    if (r->sector_number != c->sector_num) {
+    if (r->porep.sector_number != c->sector_num) {
         cuzk_fail(err, CUZK_E_INVALID_ARG, "sector_number is %" PRIu64 " but the C1 output "
                   "(vanilla_proof) is for SectorNum %" PRIu64 ": send this sector's C1, or its "
-                  "number", r->sector_number, c->sector_num);
+                  "number", r->porep.sector_number, c->sector_num);
         porep_free_input(c);
         return CUZK_E_INVALID_ARG;
     }
@@ -81,7 +81,7 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
      * id, sector number, ticket, comm_d and porep_id; the circuit only sees replica_id, so a
      * C1 whose ticket (or miner, or sector) was changed would otherwise still prove. */
     uint8_t prover[32], porep_id[32], want[32];
-    fil_prover_id(prover, r->miner_id);
+    fil_prover_id(prover, r->porep.miner_id);
     fil_porep_id(porep_id, c->proof);
     fil_replica_id(want, prover, c->sector_num, c->ticket, c->comm_d, porep_id);
     if (memcmp(want, c->replica_id, 32)) {
@@ -93,7 +93,7 @@ static int porep_parse(struct job *j, const struct engine_request *r, struct cuz
         cuzk_fail(err, CUZK_E_INVALID_ARG, "vanilla_proof (C1 output): Phase1Out.replica_id is %s, "
                   "but miner_id %" PRIu64 ", SectorNum %" PRIu64 ", ticket, comm_d and porep_id "
                   "give %s: the C1 does not belong to this sector (ticket, miner or sector number "
-                  "changed)", got_hex, r->miner_id, c->sector_num, want_hex);
+                  "changed)", got_hex, r->porep.miner_id, c->sector_num, want_hex);
         porep_free_input(c);
         return CUZK_E_INVALID_ARG;
     }
@@ -190,7 +190,7 @@ static int ni_porep_parse(struct job *j, const struct engine_request *r, struct 
                          "registered_proof is %s, but NI_POREP_SEAL_COMMIT needs an NI-PoRep C1 "
                          "(a ..._V1_2_Feat_NonInteractivePoRep registered proof); send it as "
                          "POREP_SEAL_COMMIT", c->proof->name);
-    if (!r->aggregate) return CUZK_OK;
+    if (!r->porep.aggregate) return CUZK_OK;
     j->aggregate = true;
     agg_seal_transcript_include(j->agg_include, (const uint8_t (*)[32])c->comm_r, NULL, 1);
     j->agg_n_pub = fil_porep_num_inputs(c->proof);

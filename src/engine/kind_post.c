@@ -64,22 +64,22 @@ static int post_parse(struct job *j, const struct engine_request *r, struct cuzk
                          PRIu64 " (%s: %" PRIu64 " bytes)", kname, r->sector_size, r->registered_proof, p->go_name,
                          p->sector_size);
     struct cuzk_error rerr = {0};
-    if (fil_post_check_randomness(r->randomness, r->randomness_len, &rerr))
+    if (fil_post_check_randomness(r->post.randomness, r->post.randomness_len, &rerr))
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s: randomness: %s", kname, rerr.msg);
     size_t n = r->n_vanilla_proofs;
-    if (want == POST_WINNING && (n != 1 || r->partition_index))
+    if (want == POST_WINNING && (n != 1 || r->post.partition_index))
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s needs exactly 1 vanilla_proofs entry (the challenged sector's "
                          "FallbackPoStSectorProof) and partition_index 0, got %zu and %u", p->go_name, n,
-                         r->partition_index);
+                         r->post.partition_index);
     if (want == POST_WINDOW && (n == 0 || n > p->sector_count))
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "%s needs 1..%u vanilla_proofs (one FallbackPoStSectorProof per "
                          "sector of the partition), got %zu", p->go_name, p->sector_count, n);
     struct post_input *x = calloc(1, sizeof *x);
     if (!x) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     x->proof = p;
-    x->k = r->partition_index;
+    x->k = r->post.partition_index;
     x->n = n;
-    memcpy(x->randomness, r->randomness, 32);
+    memcpy(x->randomness, r->post.randomness, 32);
     int rc = fil_post_circuit_config(&x->cfg, p, err);
     x->len = fil_post_sector_proof_size(&x->cfg);
     for (size_t i = 0; i < n && !rc; i++) {

@@ -52,9 +52,10 @@ static int snap_parse(struct job *j, const struct engine_request *r, struct cuzk
     if (!x) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     x->cfg = circ.cfg.snap;
     x->h = snap_h_default(&x->cfg);
-    rc = fil_snap_commitment(&x->comm_r_old, r->comm_r_old, r->comm_r_old_len, "comm_r_old", err);
-    if (!rc) rc = fil_snap_commitment(&x->comm_r_new, r->comm_r_new, r->comm_r_new_len, "comm_r_new", err);
-    if (!rc) rc = fil_snap_commitment(&x->comm_d_new, r->comm_d_new, r->comm_d_new_len, "comm_d_new", err);
+    const struct engine_snap_req *q = &r->snap;
+    rc = fil_snap_commitment(&x->comm_r_old, q->comm_r_old, q->comm_r_old_len, "comm_r_old", err);
+    if (!rc) rc = fil_snap_commitment(&x->comm_r_new, q->comm_r_new, q->comm_r_new_len, "comm_r_new", err);
+    if (!rc) rc = fil_snap_commitment(&x->comm_d_new, q->comm_d_new, q->comm_d_new_len, "comm_d_new", err);
     unsigned P = x->cfg.partitions;
     if (!rc && (r->n_vanilla_proofs != P || P > 16))
         rc = cuzk_fail(err, CUZK_E_INVALID_ARG, "%s needs %u vanilla_proofs (one bincode PartitionProof per "

@@ -26,14 +26,14 @@ static struct synth_params params_of(uint64_t n_constraints)
 
 static int parse_synthetic(struct job *j, const struct engine_request *r, struct cuzk_error *err)
 {
-    if (r->synthetic_constraints == 0)
+    if (r->synthetic.constraints == 0)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "SYNTHETIC proof needs synthetic_constraints >= 1 (field 100)");
-    if (r->synthetic_constraints > ENGINE_MAX_CONSTRAINTS)
+    if (r->synthetic.constraints > ENGINE_MAX_CONSTRAINTS)
         return cuzk_fail(err, CUZK_E_INVALID_ARG,
                          "synthetic_constraints %" PRIu64 " is above the limit %llu",
-                         r->synthetic_constraints, (unsigned long long)ENGINE_MAX_CONSTRAINTS);
-    uint32_t np = r->synthetic_partitions ? r->synthetic_partitions : 1;
+                         r->synthetic.constraints, (unsigned long long)ENGINE_MAX_CONSTRAINTS);
+    uint32_t np = r->synthetic.partitions ? r->synthetic.partitions : 1;
     if (np > ENGINE_MAX_PARTITIONS)
         return cuzk_fail(err, CUZK_E_INVALID_ARG, "synthetic_partitions %u is above the limit %d",
                          np, ENGINE_MAX_PARTITIONS);
@@ -49,7 +49,7 @@ static int parse_synthetic(struct job *j, const struct engine_request *r, struct
                          r->vanilla_proof_len);
     }
     j->n_parts = np;
-    snprintf(j->circuit_id, sizeof j->circuit_id, "synthetic-%" PRIu64, r->synthetic_constraints);
+    snprintf(j->circuit_id, sizeof j->circuit_id, "synthetic-%" PRIu64, r->synthetic.constraints);
     j->parts = calloc(np, sizeof *j->parts);
     if (!j->parts) return cuzk_fail(err, CUZK_E_NOMEM, "out of memory");
     for (uint32_t p = 0; p < np; p++) j->parts[p].seed = seed + p;

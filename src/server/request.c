@@ -24,21 +24,23 @@ int srv_request_of(struct srv_request *out, const Cuzk__V1__SubmitProofRequest *
             out->vanilla_proofs_len[i] = q->vanilla_proofs[i].len;
         }
     }
+    /* every field to its one home, whatever proof_kind says (engine.h): no kind's field is
+     * dropped, so srv_request_pack gives the message back as sent */
     out->req = (struct engine_request){
         .request_id = q->request_id, .kind = (int)q->proof_kind, .priority = (int)q->priority,
         .sector_size = q->sector_size, .registered_proof = q->registered_proof,
-        .sector_number = q->sector_number, .miner_id = q->miner_id,
         .vanilla_proof = q->vanilla_proof.data, .vanilla_proof_len = q->vanilla_proof.len,
         .n_vanilla_proofs = nv, .vanilla_proofs = out->vanilla_proofs,
         .vanilla_proofs_len = out->vanilla_proofs_len,
-        .randomness = q->randomness.data, .randomness_len = q->randomness.len,
-        .partition_index = q->partition_index,
-        .comm_r_old = q->comm_r_old.data, .comm_r_old_len = q->comm_r_old.len,
-        .comm_r_new = q->comm_r_new.data, .comm_r_new_len = q->comm_r_new.len,
-        .comm_d_new = q->comm_d_new.data, .comm_d_new_len = q->comm_d_new.len,
-        .synthetic_constraints = q->synthetic_constraints,
-        .synthetic_partitions = q->synthetic_partitions,
-        .aggregate = q->aggregate,
+        .porep.sector_number = q->sector_number, .porep.miner_id = q->miner_id,
+        .post.randomness = q->randomness.data, .post.randomness_len = q->randomness.len,
+        .post.partition_index = q->partition_index,
+        .snap.comm_r_old = q->comm_r_old.data, .snap.comm_r_old_len = q->comm_r_old.len,
+        .snap.comm_r_new = q->comm_r_new.data, .snap.comm_r_new_len = q->comm_r_new.len,
+        .snap.comm_d_new = q->comm_d_new.data, .snap.comm_d_new_len = q->comm_d_new.len,
+        .synthetic.constraints = q->synthetic_constraints,
+        .synthetic.partitions = q->synthetic_partitions,
+        .porep.aggregate = q->aggregate,
     };
     return CUZK_OK;
 }
@@ -76,19 +78,19 @@ int srv_request_pack(const struct engine_request *r, uint8_t **out, size_t *n,
     q.priority = (Cuzk__V1__Priority)r->priority;
     q.sector_size = r->sector_size;
     q.registered_proof = r->registered_proof;
-    q.sector_number = r->sector_number;
-    q.miner_id = r->miner_id;
+    q.sector_number = r->porep.sector_number;
+    q.miner_id = r->porep.miner_id;
     q.vanilla_proof = bin(r->vanilla_proof, r->vanilla_proof_len);
     q.n_vanilla_proofs = r->n_vanilla_proofs;
     q.vanilla_proofs = vp;
-    q.randomness = bin(r->randomness, r->randomness_len);
-    q.partition_index = r->partition_index;
-    q.comm_r_old = bin(r->comm_r_old, r->comm_r_old_len);
-    q.comm_r_new = bin(r->comm_r_new, r->comm_r_new_len);
-    q.comm_d_new = bin(r->comm_d_new, r->comm_d_new_len);
-    q.synthetic_constraints = r->synthetic_constraints;
-    q.synthetic_partitions = r->synthetic_partitions;
-    q.aggregate = r->aggregate;
+    q.randomness = bin(r->post.randomness, r->post.randomness_len);
+    q.partition_index = r->post.partition_index;
+    q.comm_r_old = bin(r->snap.comm_r_old, r->snap.comm_r_old_len);
+    q.comm_r_new = bin(r->snap.comm_r_new, r->snap.comm_r_new_len);
+    q.comm_d_new = bin(r->snap.comm_d_new, r->snap.comm_d_new_len);
+    q.synthetic_constraints = r->synthetic.constraints;
+    q.synthetic_partitions = r->synthetic.partitions;
+    q.aggregate = r->porep.aggregate;
     size_t sz = cuzk__v1__submit_proof_request__get_packed_size(&q);
     *out = malloc(sz ? sz : 1);
     if (!*out) {

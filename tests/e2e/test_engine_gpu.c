@@ -432,8 +432,8 @@ static void submit_prio(struct engine *e, const char *id, uint64_t n, uint32_t p
     r.request_id = id;
     r.priority = prio;
     r.kind = ENGINE_KIND_SYNTHETIC;
-    r.synthetic_constraints = n;
-    r.synthetic_partitions = parts;
+    r.synthetic.constraints = n;
+    r.synthetic.partitions = parts;
     char job[ENGINE_ID_MAX];
     uint32_t pos;
     bool existing;

@@ -128,8 +128,8 @@ static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
     memset(&r, 0, sizeof r);
     r.request_id = id;
     r.kind = ENGINE_KIND_SYNTHETIC;
-    r.synthetic_constraints = n;
-    r.synthetic_partitions = parts;
+    r.synthetic.constraints = n;
+    r.synthetic.partitions = parts;
     char job[ENGINE_ID_MAX];
     uint32_t pos;
     bool existing;
