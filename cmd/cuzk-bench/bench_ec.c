@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../../src/ec/ec_internal.h"   /* g1__msm_window: the MSM with a forced window width */
 #include "bench.h"
 #include "cuzk/ec.h"
 #include "cuzk/util.h"
@@ -187,15 +186,13 @@ static double ec_cpu_ms(void)
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
-BENCH_CMD(ec_msm, "ec-msm", "G1 MSM only, wall and CPU time: LG [THREADS (0 = default pool)] [REPS] [C]")
+BENCH_CMD(ec_msm, "ec-msm", "G1 MSM only, wall and CPU time: LG [THREADS (0 = default pool)] [REPS]")
 {
     unsigned lg = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 20;
     unsigned th = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 0;
     int reps = argc > 3 ? atoi(argv[3]) : 1;
-    unsigned c = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0;   /* 0: automatic */
-    if (lg < 1 || lg > 26 || th > 256 || reps < 1 || reps > 100 || c > 16) {
-        fprintf(stderr, "cuzk-bench ec-msm: expected LG 1..26, THREADS 0..256, REPS 1..100, "
-                        "C 0..16\n");
+    if (lg < 1 || lg > 26 || th > 256 || reps < 1 || reps > 100 || argc > 4) {
+        fprintf(stderr, "cuzk-bench ec-msm: expected LG 1..26, THREADS 0..256, REPS 1..100\n");
         return 1;
     }
     cuzk_rng_seed(&ec_rng, 7);
@@ -222,11 +219,11 @@ BENCH_CMD(ec_msm, "ec-msm", "G1 MSM only, wall and CPU time: LG [THREADS (0 = de
         g1_jac_t o;
         double c0 = ec_cpu_ms();
         uint64_t t0 = cuzk_now_ns();
-        if (g1__msm_window(&o, b1, sc, n, c, pool, &err)) {
+        if (g1_msm(&o, b1, sc, n, pool, &err)) {
             fprintf(stderr, "cuzk-bench ec-msm: %s\n", err.msg);
             goto out;
         }
-        printf("g1_msm_2^%u_t%u_c%u wall %.1f ms cpu %.1f ms\n", lg, pool_size(pool), c,
+        printf("g1_msm_2^%u_t%u wall %.1f ms cpu %.1f ms\n", lg, pool_size(pool),
                ec_ms_since(t0), ec_cpu_ms() - c0);
         fflush(stdout);
     }
