@@ -30,7 +30,7 @@ LDFLAGS ?=
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 
 # ---- sources, by library (lower layers never include higher ones) ----
-CORE_DIRS := src/util src/ff src/ec src/pairing src/groth16 src/circuits src/circuits/gadgets
+CORE_DIRS := src/util src/ff src/ec src/pairing src/groth16 src/gpu/host src/circuits src/circuits/gadgets
 CORE_SRC  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB  := $(BUILD)/lib/libcuzk_core.a
