@@ -143,10 +143,11 @@ JOURNAL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/journal/*.c))
 JOURNAL_LIBS := -lsqlite3 -lcrypto
 E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
 
-# config unit test: the daemon's TOML reader (cmd/cuzk-daemon/cfg.c) needs no gRPC
-$(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
+# config unit test: the daemon's config reader (cmd/cuzk-daemon/cfg.c, toml.c) needs no gRPC
+CFG_OBJ := $(BUILD)/obj/cmd/cuzk-daemon/cfg.o $(BUILD)/obj/cmd/cuzk-daemon/toml.o
+$(BUILD)/tests/e2e/test_cfg: $(CFG_OBJ)
 $(BUILD)/tests/e2e/test_cfg: ALL_CFLAGS += -Icmd/cuzk-daemon
-$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-daemon/cfg.o $(CORE_LIB) -lcrypto
+$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(CFG_OBJ) $(CORE_LIB) -lcrypto
 
 ifeq ($(CUZK_CLIENT),1)
 all: $(BUILD)/bin/cuzk-daemon
@@ -401,7 +402,7 @@ endif
 
 # ====================================================================================== fuzz ====
 # libFuzzer targets (fuzz/fuzz_*.c, docs/fuzzing.md): clang with fuzzer + ASan + UBSan, built
-# into build-fuzz/ from the library sources (core, filecoin, the daemon's cfg.c). scripts/test.sh
+# into build-fuzz/ from the library sources (core, filecoin, the daemon's cfg.c and toml.c). scripts/test.sh
 # (CI) builds them; running is by hand.   make fuzz   build build-fuzz/bin/fuzz_<name>
 #                make fuzz-run        run each for FUZZ_SECONDS (default 30) from fuzz/corpus/<name>
 FUZZ_CC      ?= clang
@@ -410,7 +411,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE $(ARCH_FLAGS) $(WARN) -Iinclude -pthread -O1 -g \
                 -DCUZK_BUILD_ID=\"$(GIT_ID)\" $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_LIB_SRC := $(CORE_SRC) $(GPU_STUB) $(FIL_SRC) cmd/cuzk-daemon/cfg.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(GPU_STUB) $(FIL_SRC) cmd/cuzk-daemon/cfg.c cmd/cuzk-daemon/toml.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_LIB     := $(FUZZ_BUILD)/lib/libcuzk_fuzz.a
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
