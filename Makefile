@@ -310,11 +310,11 @@ GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
-# other subcommands' libraries on the GPU machine.
+# other subcommands' libraries on the GPU machine (in this order: `help` lists them as linked).
 GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o \
-                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o
 # the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h
-$(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o: ALL_CFLAGS += -Isrc/gpu
+$(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o: ALL_CFLAGS += -Isrc/gpu
 
 $(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
 	@mkdir -p $(dir $@)
