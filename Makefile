@@ -143,10 +143,11 @@ JOURNAL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/journal/*.c))
 JOURNAL_LIBS := -lsqlite3 -lcrypto
 E2E_PY      := $(BUILD)/tests/e2e/test_grpc_py
 
-# config unit test: the daemon's TOML reader (cmd/cuzk-daemon/cfg.c) needs no gRPC
-$(BUILD)/tests/e2e/test_cfg: $(BUILD)/obj/cmd/cuzk-daemon/cfg.o
+# config unit test: the daemon's config reader (cmd/cuzk-daemon/cfg.c, toml.c) needs no gRPC
+CFG_OBJ := $(BUILD)/obj/cmd/cuzk-daemon/cfg.o $(BUILD)/obj/cmd/cuzk-daemon/toml.o
+$(BUILD)/tests/e2e/test_cfg: $(CFG_OBJ)
 $(BUILD)/tests/e2e/test_cfg: ALL_CFLAGS += -Icmd/cuzk-daemon
-$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-daemon/cfg.o $(CORE_LIB) -lcrypto
+$(BUILD)/tests/e2e/test_cfg: TEST_LIBS += $(CFG_OBJ) $(CORE_LIB) -lcrypto
 
 ifeq ($(CUZK_CLIENT),1)
 all: $(BUILD)/bin/cuzk-daemon
@@ -309,14 +310,14 @@ GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # cuzk-bench-gpu: the registry (main.c) and the GPU subcommands only, so it needs none of the
-# other subcommands' libraries on the GPU machine.
+# other subcommands' libraries on the GPU machine (in this order: `help` lists them as linked).
 GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o \
-                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o \
-                 $(BUILD)/obj/src/gpu/bench/peak.o
-# the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h
-$(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o: ALL_CFLAGS += -Isrc/gpu
-# the benchmark-only device code (src/gpu/bench/: measured peaks), outside the GPU library
-$(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o: ALL_CFLAGS += -Isrc/gpu
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o \
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o $(BUILD)/obj/src/gpu/bench/peak.o
+# the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h, and the
+# benchmark-only device code (src/gpu/bench/: measured peaks), outside the GPU library
+$(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o \
+    $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o: ALL_CFLAGS += -Isrc/gpu
 
 $(BUILD)/obj/src/gpu/%.o: src/gpu/%.cu $(GPU_DEPS)
 	@mkdir -p $(dir $@)
@@ -404,7 +405,7 @@ endif
 
 # ====================================================================================== fuzz ====
 # libFuzzer targets (fuzz/fuzz_*.c, docs/fuzzing.md): clang with fuzzer + ASan + UBSan, built
-# into build-fuzz/ from the library sources (core, filecoin, the daemon's cfg.c). scripts/test.sh
+# into build-fuzz/ from the library sources (core, filecoin, the daemon's cfg.c and toml.c). scripts/test.sh
 # (CI) builds them; running is by hand.   make fuzz   build build-fuzz/bin/fuzz_<name>
 #                make fuzz-run        run each for FUZZ_SECONDS (default 30) from fuzz/corpus/<name>
 FUZZ_CC      ?= clang
@@ -413,7 +414,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE $(ARCH_FLAGS) $(WARN) -Iinclude -pthread -O1 -g \
                 -DCUZK_BUILD_ID=\"$(GIT_ID)\" $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_LIB_SRC := $(CORE_SRC) $(GPU_STUB) $(FIL_SRC) cmd/cuzk-daemon/cfg.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(GPU_STUB) $(FIL_SRC) cmd/cuzk-daemon/cfg.c cmd/cuzk-daemon/toml.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_LIB     := $(FUZZ_BUILD)/lib/libcuzk_fuzz.a
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))

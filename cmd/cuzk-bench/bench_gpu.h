@@ -1,8 +1,9 @@
-/* bench_gpu.h (cuzk-bench-gpu only): what the GPU prove benchmarks share: a shape with a
- * random SRS (valid curve points whose discrete logs nobody knows, so proofs are timed but
- * cannot verify), the resident / streamed prove timing and the two-prover pipeline of
- * bench_gpu.c, used by gpu-porep (a PoRep-shaped synthetic partition) and gpu-circuit
- * (bench_gpu_circuit.c: the real shape and witness of a Filecoin circuit). */
+/* bench_gpu.h (cuzk-bench-gpu only): what the GPU benchmarks share: the tuning options of
+ * bench_gpu.c (--set, --vary, --trace), and a shape with a random SRS (valid curve points whose
+ * discrete logs nobody knows, so proofs are timed but cannot verify), the resident / streamed
+ * prove timing and the two-prover pipeline of bench_gpu_prove.c, used by gpu-porep (a
+ * PoRep-shaped synthetic partition) and gpu-circuit (bench_gpu_circuit.c: the real shape and
+ * witness of a Filecoin circuit). */
 #ifndef CUZK_BENCH_GPU_H
 #define CUZK_BENCH_GPU_H
 
@@ -29,6 +30,21 @@ struct plike {
 
 /* --trace 1 of the commands that take no tuning options: MSM plans and allocations on stderr */
 void bench_gpu_trace(bool on);
+/* The context options of every run (--trace sets .trace). */
+struct gpu_options bench_gpu_options(void);
+
+/* bench_gpu.c: the tuning options. bench_gpu_parse_tuning splits --set NAME=VALUE, --vary
+ * NAME=v1,v2,... (only with v non-NULL) and --trace 1 off argv (the rest goes to args, at most
+ * 64), checks every --vary value and applies the --set ones; 2 on bad options (said on stderr).
+ * bench_gpu_vary_apply sets the knobs of --vary value v; 0, or 2 when that fails. */
+#define BENCH_GPU_TUNING_OPTS "[--set NAME=VALUE]... [--trace 1]"
+struct bench_gpu_vary {
+    char name[128], buf[256], *vals[16];
+    int n;
+};
+int bench_gpu_parse_tuning(const char *cmd, int argc, char **argv, struct bench_gpu_vary *v,
+                           char **args, int *nargs);
+int bench_gpu_vary_apply(const char *cmd, const struct bench_gpu_vary *vy, int v);
 struct gpu_ctx *open_gpu(int dev);      /* with the --trace / --set options applied */
 void *make_points(int g, size_t distinct);      /* g = 1 or 2; malloc'd; NULL on failure */
 double ms_of(uint64_t ns);

@@ -1,5 +1,5 @@
-/* cfg.c: the daemon configuration: a small TOML-subset reader (sections, key = string / integer /
- * float / boolean / array, comments) and a table of upstream cuzk's keys with validators. */
+/* cfg.c: the daemon configuration: a table of upstream cuzk's keys with validators, fed by the
+ * TOML-subset reader (toml.c), the built-in defaults and the checks against the machine. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -19,10 +19,14 @@
 #include <openssl/x509.h>
 
 #include "cfg.h"
+#include "toml.h"
 #include "cuzk/gpu.h"
 
 #define GiB (1024ull * 1024 * 1024)
 #define MiB (1024ull * 1024)
+
+/* string values are read into fields of CFG_STR_MAX bytes */
+_Static_assert(TOML_STR_MAX == CFG_STR_MAX, "toml.h and cfg.h string sizes differ");
 
 const char cfg_default_toml[] =
     "# cuzk-daemon configuration (built-in defaults; every key is optional).\n"
@@ -179,167 +183,10 @@ bool cfg_parse_duration_ms(uint64_t *out, const char *s)
     return false;
 }
 
-/* -------------------------------------------------------------- TOML values -- */
-
-enum tval_type { T_STR, T_INT, T_FLOAT, T_BOOL, T_ARRAY };
-#define TVAL_MAX_ITEMS 64
-struct tval {
-    enum tval_type type;
-    char s[CFG_STR_MAX];
-    long long i;
-    double f;
-    bool b;
-    struct tval *items;   /* T_ARRAY: n items (scalars only) */
-    size_t n;
-};
-
-struct parser {
-    const char *name;
-    unsigned line;
-    struct cuzk_error *err;
-};
-
-static int perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(struct parser *p, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return cuzk_fail(p->err, CUZK_E_FORMAT, "%s:%u: %s", p->name, p->line, msg);
-}
-
-static const char *skip_ws(const char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    return s;
-}
-
-/* After a value: only whitespace and an optional comment may follow. */
-static int expect_end(struct parser *p, const char *s)
-{
-    s = skip_ws(s);
-    if (*s && *s != '#' && *s != '\r' && *s != '\n')
-        return perr(p, "unexpected text after the value: '%.40s'", s);
-    return CUZK_OK;
-}
-
-static int parse_string(struct parser *p, const char **sp, char *out, size_t cap)
-{
-    const char *s = *sp;
-    char q = *s++;
-    size_t n = 0;
-    if ((q == '"' && s[0] == '"' && s[1] == '"') || (q == '\'' && s[0] == '\'' && s[1] == '\''))
-        return perr(p, "multi-line strings are not supported");
-    while (*s && *s != q && *s != '\n') {
-        char ch = *s++;
-        if (q == '"' && ch == '\\') {
-            switch (*s++) {
-            case '"': ch = '"'; break;
-            case '\\': ch = '\\'; break;
-            case 'n': ch = '\n'; break;
-            case 't': ch = '\t'; break;
-            case 'r': ch = '\r'; break;
-            default: return perr(p, "unsupported escape '\\%c' in string", s[-1]);
-            }
-        }
-        if (n + 1 >= cap) return perr(p, "string longer than %zu bytes", cap - 1);
-        out[n++] = ch;
-    }
-    if (*s != q) return perr(p, "unterminated string");
-    out[n] = 0;
-    *sp = s + 1;
-    return CUZK_OK;
-}
-
-static int parse_scalar(struct parser *p, const char **sp, struct tval *v)
-{
-    const char *s = *sp;
-    memset(v, 0, sizeof *v);
-    if (*s == '"' || *s == '\'') {
-        v->type = T_STR;
-        return parse_string(p, sp, v->s, sizeof v->s);
-    }
-    if (!strncmp(s, "true", 4) && !isalnum((unsigned char)s[4]) && s[4] != '_') {
-        v->type = T_BOOL; v->b = true; *sp = s + 4; return CUZK_OK;
-    }
-    if (!strncmp(s, "false", 5) && !isalnum((unsigned char)s[5]) && s[5] != '_') {
-        v->type = T_BOOL; v->b = false; *sp = s + 5; return CUZK_OK;
-    }
-    /* Number: copy the token without '_' separators, then decide int vs float. */
-    char tok[64];
-    size_t n = 0;
-    while (*s && (isalnum((unsigned char)*s) || strchr("+-._", *s))) {
-        if (*s != '_') {
-            if (n + 1 >= sizeof tok) return perr(p, "number too long");
-            tok[n++] = *s;
-        }
-        s++;
-    }
-    tok[n] = 0;
-    bool hex = n > 2 && tok[0] == '0' && (tok[1] == 'x' || tok[1] == 'X');
-    bool is_float = strchr(tok, '.') || (!hex && (strchr(tok, 'e') || strchr(tok, 'E')));
-    if (n == 0) return perr(p, "expected a value (string, number, boolean or array), got '%.20s'", s);
-    char *end;
-    errno = 0;
-    if (is_float) {
-        v->type = T_FLOAT;
-        v->f = strtod(tok, &end);
-    } else {
-        v->type = T_INT;
-        v->i = strtoll(tok, &end, 0);
-        v->f = (double)v->i;
-    }
-    if (*end || errno) return perr(p, "invalid value '%s' (strings need quotes)", tok);
-    *sp = s;
-    return CUZK_OK;
-}
-
-/* Parse a value; arrays may span lines: *sp is advanced through text (line count kept). */
-static int parse_value(struct parser *p, const char **sp, struct tval *v)
-{
-    const char *s = skip_ws(*sp);
-    if (*s == '{') return perr(p, "inline tables are not supported");
-    if (*s != '[') {
-        int rc = parse_scalar(p, &s, v);
-        *sp = s;
-        return rc;
-    }
-    memset(v, 0, sizeof *v);
-    v->type = T_ARRAY;
-    v->items = calloc(TVAL_MAX_ITEMS, sizeof *v->items);
-    if (!v->items) return cuzk_fail(p->err, CUZK_E_NOMEM, "out of memory");
-    s++;
-    for (;;) {
-        /* whitespace, newlines and comments between items */
-        for (;;) {
-            s = skip_ws(s);
-            if (*s == '#') while (*s && *s != '\n') s++;
-            if (*s == '\r') { s++; continue; }
-            if (*s == '\n') { s++; p->line++; continue; }
-            break;
-        }
-        if (*s == ']') { s++; break; }
-        if (!*s) return perr(p, "unterminated array");
-        if (v->n == TVAL_MAX_ITEMS) return perr(p, "array longer than %d items", TVAL_MAX_ITEMS);
-        if (*s == '[') return perr(p, "nested arrays are not supported");
-        int rc = parse_scalar(p, &s, &v->items[v->n]);
-        if (rc) return rc;
-        v->n++;
-        s = skip_ws(s);
-        if (*s == ',') { s++; continue; }
-        if (*s == '#' || *s == '\n' || *s == '\r' || *s == ']') continue;
-        return perr(p, "expected ',' or ']' in array, got '%.20s'", s);
-    }
-    *sp = s;
-    return CUZK_OK;
-}
-
 /* ------------------------------------------------------------- key table -- */
 
 struct key_ctx {
-    struct parser *p;
+    struct toml_reader *p;
     const char *section, *key, *raw;   /* raw = value text as written, for messages */
     cfg_warn_fn warn;
     void *warn_ctx;
@@ -347,7 +194,7 @@ struct key_ctx {
 
 static int bad(struct key_ctx *k, const char *expected)
 {
-    return perr(k->p, "[%s] %s = %s: %s", k->section, k->key, k->raw, expected);
+    return toml_error(k->p, "[%s] %s = %s: %s", k->section, k->key, k->raw, expected);
 }
 
 static void warnf(struct key_ctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -362,11 +209,11 @@ static void warnf(struct key_ctx *k, const char *fmt, ...)
     if (k->warn) k->warn(k->warn_ctx, msg);
 }
 
-typedef int (*key_fn)(struct cuzk_config *c, const struct tval *v, struct key_ctx *k);
+typedef int (*key_fn)(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k);
 
-static int get_uint(unsigned *out, const struct tval *v, struct key_ctx *k, long long lo, long long hi)
+static int get_uint(unsigned *out, const struct toml_value *v, struct key_ctx *k, long long lo, long long hi)
 {
-    if (v->type != T_INT || v->i < lo || v->i > hi) {
+    if (v->type != TOML_INT || v->i < lo || v->i > hi) {
         char msg[96];
         snprintf(msg, sizeof msg, "expected an integer from %lld to %lld", lo, hi);
         return bad(k, msg);
@@ -375,37 +222,37 @@ static int get_uint(unsigned *out, const struct tval *v, struct key_ctx *k, long
     return CUZK_OK;
 }
 
-static int get_bool(bool *out, const struct tval *v, struct key_ctx *k)
+static int get_bool(bool *out, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_BOOL) return bad(k, "expected true or false");
+    if (v->type != TOML_BOOL) return bad(k, "expected true or false");
     *out = v->b;
     return CUZK_OK;
 }
 
-static int get_size(uint64_t *out, const struct tval *v, struct key_ctx *k, const char *example)
+static int get_size(uint64_t *out, const struct toml_value *v, struct key_ctx *k, const char *example)
 {
-    if (v->type == T_INT && v->i >= 0) { *out = (uint64_t)v->i; return CUZK_OK; }
-    if (v->type == T_STR && cfg_parse_size(out, v->s)) return CUZK_OK;
+    if (v->type == TOML_INT && v->i >= 0) { *out = (uint64_t)v->i; return CUZK_OK; }
+    if (v->type == TOML_STR && cfg_parse_size(out, v->s)) return CUZK_OK;
     char msg[96];
     snprintf(msg, sizeof msg, "expected a size like %s", example);
     return bad(k, msg);
 }
 
-static int get_duration(uint64_t *out, const struct tval *v, struct key_ctx *k)
+static int get_duration(uint64_t *out, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_INT && v->i >= 0 && (uint64_t)v->i <= CFG_DURATION_MAX_MS / 1000) {
+    if (v->type == TOML_INT && v->i >= 0 && (uint64_t)v->i <= CFG_DURATION_MAX_MS / 1000) {
         *out = (uint64_t)v->i * 1000;
         return CUZK_OK;
     }
-    if (v->type == T_STR && cfg_parse_duration_ms(out, v->s)) return CUZK_OK;
+    if (v->type == TOML_STR && cfg_parse_duration_ms(out, v->s)) return CUZK_OK;
     /* a larger value would wrap once turned into nanoseconds and act as almost zero */
     return bad(k, "expected a duration like \"5m\", \"30s\", \"250ms\" or seconds, at most "
                   "\"36500d\" (100 years)");
 }
 
-static int get_str(char *out, size_t cap, const struct tval *v, struct key_ctx *k)
+static int get_str(char *out, size_t cap, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_STR) return bad(k, "expected a quoted string");
+    if (v->type != TOML_STR) return bad(k, "expected a quoted string");
     if (strlen(v->s) >= cap) return bad(k, "string is too long");
     memcpy(out, v->s, strlen(v->s) + 1);
     return CUZK_OK;
@@ -433,9 +280,9 @@ static bool in_pseudo_fs(const char *path)
     return false;
 }
 
-static int k_listen(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_listen(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_STR || !valid_listen(v->s))
+    if (v->type != TOML_STR || !valid_listen(v->s))
         return bad(k, "expected \"unix:///absolute/path\" or \"host:port\"");
     if (!strncmp(v->s, "unix://", 7) && strlen(v->s + 7) > CFG_SUN_PATH_MAX) {
         char msg[160];
@@ -448,59 +295,59 @@ static int k_listen(struct cuzk_config *c, const struct tval *v, struct key_ctx 
                       "directory such as /run/curio");
     return get_str(c->listen, sizeof c->listen, v, k);
 }
-static int k_status_listen(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_status_listen(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_STR || (v->s[0] && (!valid_listen(v->s) || !strncmp(v->s, "unix:", 5))))
+    if (v->type != TOML_STR || (v->s[0] && (!valid_listen(v->s) || !strncmp(v->s, "unix:", 5))))
         return bad(k, "expected \"ip:port\" or \"\" (off)");
     return get_str(c->status_listen, sizeof c->status_listen, v, k);
 }
-static int k_max_message(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_max_message(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_size(&c->max_message_size, v, k, "\"256MiB\"");
     if (!rc && (c->max_message_size < 4096 || c->max_message_size > 2 * GiB - 1))
         return bad(k, "expected a size from 4KiB to 2GiB");
     return rc;
 }
-static int k_shutdown_grace(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_shutdown_grace(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_duration(&c->shutdown_grace_ms, v, k); }
-static int k_retention(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_retention(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_duration(&c->result_retention_ms, v, k); }
-static int k_retention_count(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_retention_count(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_uint(&c->result_retention_count, v, k, 1, 1000000); }
-static int k_state_dir(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_state_dir(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     /* the journal's files get names up to 40 bytes longer (journal.db.corrupt-<time>-wal) */
-    if (v->type != T_STR || (v->s[0] && strcmp(v->s, "off") && v->s[0] != '/') ||
+    if (v->type != TOML_STR || (v->s[0] && strcmp(v->s, "off") && v->s[0] != '/') ||
         strlen(v->s) > 400)
         return bad(k, "expected an absolute directory path (at most 400 bytes), \"\" (beside "
                       "the socket) or \"off\"");
     return get_str(c->state_dir, sizeof c->state_dir, v, k);
 }
 
-static int get_path(char *out, size_t cap, const struct tval *v, struct key_ctx *k)
+static int get_path(char *out, size_t cap, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_STR || (v->s[0] && v->s[0] != '/'))
+    if (v->type != TOML_STR || (v->s[0] && v->s[0] != '/'))
         return bad(k, "expected an absolute file path or \"\" (off)");
     return get_str(out, cap, v, k);
 }
-static int k_tls_cert(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_tls_cert(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_path(c->tls_cert, sizeof c->tls_cert, v, k); }
-static int k_tls_key(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_tls_key(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_path(c->tls_key, sizeof c->tls_key, v, k); }
-static int k_tls_client_ca(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_tls_client_ca(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_path(c->tls_client_ca, sizeof c->tls_client_ca, v, k); }
-static int k_auth_token_file(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_auth_token_file(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_path(c->auth_token_file, sizeof c->auth_token_file, v, k); }
-static int k_insecure_remote(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_insecure_remote(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_bool(&c->allow_insecure_remote, v, k); }
-static int k_socket_mode(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_socket_mode(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     /* a string of octal digits ("0660"), or an integer read as written (0660 is octal) */
     long long m = -1;
-    if (v->type == T_STR && v->s[0] && strspn(v->s, "01234567") == strlen(v->s) &&
+    if (v->type == TOML_STR && v->s[0] && strspn(v->s, "01234567") == strlen(v->s) &&
         strlen(v->s) <= 4)
         m = strtoll(v->s, NULL, 8);
-    else if (v->type == T_INT)
+    else if (v->type == TOML_INT)
         m = v->i;
     if (m < 0 || m > 0777)
         return bad(k, "expected an octal permission mode like \"0660\" (0 to 0777)");
@@ -514,21 +361,21 @@ static int k_socket_mode(struct cuzk_config *c, const struct tval *v, struct key
     c->socket_mode = (unsigned)m;
     return CUZK_OK;
 }
-static int k_max_queued(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_max_queued(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     unsigned n = 0;
     int rc = get_uint(&n, v, k, 1, 1000000);
     if (!rc) c->max_queued_jobs = n;
     return rc;
 }
-static int k_max_waiters(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_max_waiters(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     unsigned n = 0;
     int rc = get_uint(&n, v, k, 1, 100000);
     if (!rc) c->max_waiters = n;
     return rc;
 }
-static int k_max_large(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_max_large(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     unsigned n = 0;
     int rc = get_uint(&n, v, k, 1, 1024);
@@ -536,32 +383,32 @@ static int k_max_large(struct cuzk_config *c, const struct tval *v, struct key_c
     return rc;
 }
 
-static int k_total_budget(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_total_budget(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_STR && !strcmp(v->s, "auto")) { c->budget_auto = true; return CUZK_OK; }
+    if (v->type == TOML_STR && !strcmp(v->s, "auto")) { c->budget_auto = true; return CUZK_OK; }
     c->budget_auto = false;
     int rc = get_size(&c->total_budget, v, k, "\"64GiB\" or \"auto\"");
     if (!rc && c->total_budget < MiB) return bad(k, "expected at least 1MiB or \"auto\"");
     return rc;
 }
-static int k_safety_margin(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_safety_margin(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_size(&c->safety_margin, v, k, "\"5GiB\""); }
-static int k_min_idle(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_min_idle(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_duration(&c->eviction_min_idle_ms, v, k); }
 
-static int k_devices(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_devices(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type != T_ARRAY) return bad(k, "expected an array of GPU ordinals like [0, 1]");
+    if (v->type != TOML_ARRAY) return bad(k, "expected an array of GPU ordinals like [0, 1]");
     if (v->n > CFG_MAX_DEVICES) return bad(k, "too many devices");
     for (size_t i = 0; i < v->n; i++) {
-        if (v->items[i].type != T_INT || v->items[i].i < 0 || v->items[i].i > 255)
+        if (v->items[i].type != TOML_INT || v->items[i].i < 0 || v->items[i].i > 255)
             return bad(k, "expected an array of GPU ordinals like [0, 1]");
         c->devices[i] = (int)v->items[i].i;
     }
     c->n_devices = (unsigned)v->n;
     return CUZK_OK;
 }
-static int k_gpu_threads(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_gpu_threads(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_uint(&c->gpu_threads, v, k, 0, 4096);
     if (!rc && c->gpu_threads)
@@ -569,22 +416,22 @@ static int k_gpu_threads(struct cuzk_config *c, const struct tval *v, struct key
                  "([synthesis] threads)");
     return rc;
 }
-static int k_gpu_workers(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_gpu_workers(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_uint(&c->gpu_workers_per_device, v, k, 1, 16); }
 
-static int k_vram_reserve(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_vram_reserve(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     /* MiB as an integer (not a size string): upstream-style GPU keys are plain numbers */
-    if (v->type != T_INT || v->i < 0 || v->i > (1ll << 24))
+    if (v->type != TOML_INT || v->i < 0 || v->i > (1ll << 24))
         return bad(k, "expected an integer number of MiB from 0 to 16777216");
     c->gpu_vram_reserve_mib = (uint64_t)v->i;
     return CUZK_OK;
 }
-static int k_stream_key(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_stream_key(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_bool(&c->gpu_stream_key, v, k); }
-static int k_gpu_memory_limit(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_gpu_memory_limit(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_STR && !v->s[0]) {   /* "": the whole card */
+    if (v->type == TOML_STR && !v->s[0]) {   /* "": the whole card */
         c->gpu_memory_limit = 0;
         return CUZK_OK;
     }
@@ -593,9 +440,9 @@ static int k_gpu_memory_limit(struct cuzk_config *c, const struct tval *v, struc
         return bad(k, "expected at least 1GiB (\"\" for the whole card)");
     return rc;
 }
-static int k_gpu_trace(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_gpu_trace(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_bool(&c->gpu_trace, v, k); }
-static int k_nvml_library(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_nvml_library(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_str(c->nvml_library, sizeof c->nvml_library, v, k);
     if (!rc && !c->nvml_library[0])
@@ -603,7 +450,7 @@ static int k_nvml_library(struct cuzk_config *c, const struct tval *v, struct ke
     return rc;
 }
 
-static int k_batch_size(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_batch_size(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_uint(&c->max_batch_size, v, k, 1, 64);
     if (!rc && c->max_batch_size > 1)
@@ -611,23 +458,23 @@ static int k_batch_size(struct cuzk_config *c, const struct tval *v, struct key_
                  "instead (value ignored)");
     return rc;
 }
-static int k_batch_wait(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_batch_wait(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     unsigned ms = 0;
     int rc = get_uint(&ms, v, k, 0, 3600000);
     if (!rc) c->max_batch_wait_ms = ms;
     return rc;
 }
-static int k_sort_by_type(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_sort_by_type(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_bool(&c->sort_by_type, v, k);
     if (!rc) warnf(k, "has no effect (upstream never used it); remove it");
     return rc;
 }
-static int k_synth_threads(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_synth_threads(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_uint(&c->synthesis_threads, v, k, 0, 4096); }
 
-static int k_pipeline_enabled(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_pipeline_enabled(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_bool(&c->pipeline_enabled, v, k);
     if (!rc && !c->pipeline_enabled)
@@ -635,39 +482,39 @@ static int k_pipeline_enabled(struct cuzk_config *c, const struct tval *v, struc
                  "the partition pipeline is always used");
     return rc;
 }
-static int k_noeffect_uint(unsigned *field, unsigned dflt, const struct tval *v, struct key_ctx *k)
+static int k_noeffect_uint(unsigned *field, unsigned dflt, const struct toml_value *v, struct key_ctx *k)
 {
     int rc = get_uint(field, v, k, 0, 1000000);
     if (!rc && *field != dflt) warnf(k, "has no effect in this daemon (value ignored)");
     return rc;
 }
-static int k_lookahead(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_lookahead(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return k_noeffect_uint(&c->synthesis_lookahead, 1, v, k); }
-static int k_synth_conc(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_synth_conc(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return k_noeffect_uint(&c->synthesis_concurrency, 1, v, k); }
-static int k_slot_size(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_slot_size(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return k_noeffect_uint(&c->slot_size, 0, v, k); }
-static int k_gpu_queue_depth(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_gpu_queue_depth(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return k_noeffect_uint(&c->max_gpu_queue_depth, 0, v, k); }
-static int k_max_par_synth(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_max_par_synth(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 { return get_uint(&c->max_parallel_synthesis, v, k, 0, 1024); }
 
-static int k_param_cache(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_param_cache(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_STR && !v->s[0]) return bad(k, "expected a directory path");
+    if (v->type == TOML_STR && !v->s[0]) return bad(k, "expected a directory path");
     return get_str(c->param_cache, sizeof c->param_cache, v, k);
 }
-static int k_preload(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_preload(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_BOOL) {
+    if (v->type == TOML_BOOL) {
         /* upstream's old boolean form: accepted, but there is nothing to preload by name */
         warnf(k, "a boolean preload is deprecated; list circuit ids, e.g. [\"porep-32g\"]");
         return CUZK_OK;
     }
-    if (v->type != T_ARRAY || v->n > CFG_MAX_PRELOAD)
+    if (v->type != TOML_ARRAY || v->n > CFG_MAX_PRELOAD)
         return bad(k, "expected an array of circuit ids like [\"porep-32g\", \"synthetic-4096\"]");
     for (size_t i = 0; i < v->n; i++) {
-        if (v->items[i].type != T_STR || !v->items[i].s[0] ||
+        if (v->items[i].type != TOML_STR || !v->items[i].s[0] ||
             strlen(v->items[i].s) >= sizeof c->preload[0])
             return bad(k, "expected an array of circuit ids like [\"porep-32g\", \"synthetic-4096\"]");
         memcpy(c->preload[i], v->items[i].s, strlen(v->items[i].s) + 1);
@@ -675,31 +522,31 @@ static int k_preload(struct cuzk_config *c, const struct tval *v, struct key_ctx
     c->n_preload = (unsigned)v->n;
     return CUZK_OK;
 }
-static int k_validation(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_validation(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     static const char *modes[] = {"full", "curve", "none"};
-    if (v->type == T_STR)
+    if (v->type == TOML_STR)
         for (size_t i = 0; i < 3; i++)
             if (!strcmp(v->s, modes[i])) return get_str(c->srs_validation, sizeof c->srs_validation, v, k);
     return bad(k, "expected \"full\", \"curve\" or \"none\"");
 }
-static int k_log_level(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_log_level(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     static const char *levels[] = {"error", "warn", "info", "debug", "trace"};
-    if (v->type == T_STR)
+    if (v->type == TOML_STR)
         for (size_t i = 0; i < 5; i++)
             if (!strcmp(v->s, levels[i])) return get_str(c->log_level, sizeof c->log_level, v, k);
     return bad(k, "expected one of \"error\", \"warn\", \"info\", \"debug\", \"trace\"");
 }
-static int k_log_format(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_log_format(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
-    if (v->type == T_STR && (!strcmp(v->s, "text") || !strcmp(v->s, "json"))) {
+    if (v->type == TOML_STR && (!strcmp(v->s, "text") || !strcmp(v->s, "json"))) {
         c->log_json = !strcmp(v->s, "json");
         return CUZK_OK;
     }
     return bad(k, "expected \"text\" or \"json\"");
 }
-static int k_deprecated(struct cuzk_config *c, const struct tval *v, struct key_ctx *k)
+static int k_deprecated(struct cuzk_config *c, const struct toml_value *v, struct key_ctx *k)
 {
     (void)c; (void)v;
     warnf(k, "is deprecated and ignored; the memory budget governs concurrency");
@@ -760,111 +607,58 @@ static const struct key_def {
 
 /* ------------------------------------------------------------------ driver -- */
 
+/* What cfg_parse keeps between the reader's callbacks. */
+struct cfg_parse_ctx {
+    struct cuzk_config *c;
+    cfg_warn_fn warn;
+    void *warn_ctx;
+    bool seen[NKEYS];        /* a key set twice is an error */
+    bool known_section;      /* unknown keys of an unknown section were warned with it */
+};
+
+static int on_section(void *ctx, struct toml_reader *p, const char *section)
+{
+    struct cfg_parse_ctx *pc = ctx;
+    pc->known_section = false;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(keys[i].section, section)) pc->known_section = true;
+    if (!pc->known_section && pc->warn) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s:%u: unknown section [%s] (its keys are ignored)",
+                 p->name, p->line, section);
+        pc->warn(pc->warn_ctx, msg);
+    }
+    return CUZK_OK;
+}
+
+static int on_key(void *ctx, struct toml_reader *p, const char *section, const char *key,
+                  const struct toml_value *v, const char *raw)
+{
+    struct cfg_parse_ctx *pc = ctx;
+    size_t ki = NKEYS;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].key, key)) ki = i;
+    if (ki == NKEYS) {
+        if (pc->known_section && pc->warn) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%s:%u: unknown key '%s%s%s' (ignored)", p->name, p->line,
+                     section, section[0] ? "." : "", key);
+            pc->warn(pc->warn_ctx, msg);
+        }
+        return CUZK_OK;
+    }
+    if (pc->seen[ki]) return toml_error(p, "[%s] %s is set twice", section, key);
+    pc->seen[ki] = true;
+    struct key_ctx kc = {p, section, key, raw, pc->warn, pc->warn_ctx};
+    return keys[ki].fn(pc->c, v, &kc);
+}
+
 int cfg_parse(struct cuzk_config *c, const char *text, size_t len, const char *name,
               cfg_warn_fn warn, void *warn_ctx, struct cuzk_error *err)
 {
-    struct parser p = {name, 0, err};
-    char section[64] = "";
-    bool seen[NKEYS] = {0};
-    bool known_section = true;
-    /* Work on a NUL-terminated copy so the scanner can run past line ends inside arrays. */
-    char *buf = malloc(len + 1);
-    if (!buf) return cuzk_fail(err, CUZK_E_NOMEM, "%s: out of memory", name);
-    memcpy(buf, text, len);
-    buf[len] = 0;
-    if (strlen(buf) != len) {
-        free(buf);
-        return cuzk_fail(err, CUZK_E_FORMAT, "%s: contains a NUL byte", name);
-    }
-    int rc = CUZK_OK;
-    const char *s = buf;
-    while (*s && !rc) {
-        p.line++;
-        const char *ls = skip_ws(s);
-        const char *eol = strchr(s, '\n');
-        const char *next = eol ? eol + 1 : s + strlen(s);
-        if (*ls == '#' || *ls == '\n' || *ls == '\r' || !*ls) { s = next; continue; }
-        if (*ls == '[') {
-            if (ls[1] == '[') { rc = perr(&p, "arrays of tables ([[...]]) are not supported"); break; }
-            const char *q = ls + 1;
-            size_t n = 0;
-            char sec[64];
-            q = skip_ws(q);
-            while (*q && (isalnum((unsigned char)*q) || *q == '_' || *q == '-' || *q == '.')) {
-                if (n + 1 >= sizeof sec) break;
-                sec[n++] = *q++;
-            }
-            sec[n] = 0;
-            q = skip_ws(q);
-            if (!n || *q != ']') { rc = perr(&p, "malformed section header"); break; }
-            if ((rc = expect_end(&p, q + 1))) break;
-            memcpy(section, sec, n + 1);
-            known_section = false;
-            for (size_t i = 0; i < NKEYS; i++)
-                if (!strcmp(keys[i].section, section)) known_section = true;
-            if (!known_section && warn) {
-                char msg[300];
-                snprintf(msg, sizeof msg, "%s:%u: unknown section [%s] (its keys are ignored)",
-                         name, p.line, section);
-                warn(warn_ctx, msg);
-            }
-            s = next;
-            continue;
-        }
-        /* key = value */
-        char key[64];
-        size_t n = 0;
-        const char *q = ls;
-        while (*q && (isalnum((unsigned char)*q) || *q == '_' || *q == '-')) {
-            if (n + 1 >= sizeof key) break;
-            key[n++] = *q++;
-        }
-        key[n] = 0;
-        q = skip_ws(q);
-        if (!n || *q != '=') {
-            rc = perr(&p, "expected 'key = value' or '[section]', got '%.40s'", ls);
-            break;
-        }
-        q = skip_ws(q + 1);
-        const char *vstart = q;
-        unsigned vline = p.line;
-        struct tval v;
-        memset(&v, 0, sizeof v);
-        if ((rc = parse_value(&p, &q, &v))) { free(v.items); break; }
-        /* raw text of the value for messages (first line only, trimmed) */
-        char raw[128];
-        size_t rn = 0;
-        for (const char *r = vstart; r < q && *r != '\n' && rn + 1 < sizeof raw; r++) raw[rn++] = *r;
-        while (rn && (raw[rn - 1] == ' ' || raw[rn - 1] == '\r')) rn--;
-        raw[rn] = 0;
-        if ((rc = expect_end(&p, q))) { free(v.items); break; }
-        eol = strchr(q, '\n');
-        next = eol ? eol + 1 : q + strlen(q);
-        unsigned endline = p.line;
-        p.line = vline;   /* messages name the line the key is on */
-        size_t ki = NKEYS;
-        for (size_t i = 0; i < NKEYS; i++)
-            if (!strcmp(keys[i].section, section) && !strcmp(keys[i].key, key)) ki = i;
-        if (ki == NKEYS) {
-            if (known_section && warn) {
-                char msg[300];
-                snprintf(msg, sizeof msg, "%s:%u: unknown key '%s%s%s' (ignored)", name, p.line,
-                         section, section[0] ? "." : "", key);
-                warn(warn_ctx, msg);
-            }
-        } else if (seen[ki]) {
-            rc = perr(&p, "[%s] %s is set twice", section, key);
-        } else {
-            seen[ki] = true;
-            struct key_ctx kc = {&p, section, key, raw, warn, warn_ctx};
-            rc = keys[ki].fn(c, &v, &kc);
-        }
-        free(v.items);
-        p.line = endline;
-        s = next;
-    }
-    free(buf);
-    return rc;
+    struct cfg_parse_ctx pc = {.c = c, .warn = warn, .warn_ctx = warn_ctx, .known_section = true};
+    static const struct toml_handler handler = {on_section, on_key};
+    return toml_parse(text, len, name, &handler, &pc, err);
 }
 
 int cfg_load_file(struct cuzk_config *c, const char *path, cfg_warn_fn warn, void *warn_ctx,

@@ -1,6 +1,6 @@
 /* cfg.h: the daemon's configuration (cuzk-daemon only; the engine gets an engine_config made
- * from it in main.c): a TOML-subset reader, upstream cuzk's sections and keys, built-in
- * defaults (an empty file is valid) and validation with line-numbered errors.
+ * from it in main.c): upstream cuzk's sections and keys, read by the TOML-subset reader
+ * (toml.h), built-in defaults (an empty file is valid) and validation with line-numbered errors.
  * See docs/daemon.md ("Configuration"). */
 #ifndef CUZK_DAEMON_CFG_H
 #define CUZK_DAEMON_CFG_H

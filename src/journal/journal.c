@@ -4,7 +4,7 @@
  * than replayed. Why SQLite, WAL and the synchronous levels: docs/decisions.md ("The job
  * journal"). One connection in EXCLUSIVE locking mode (no -shm file: nothing is mmap'd that a
  * full disk could turn into SIGBUS, and no other process can open the journal while it runs)
- * guarded by one mutex. */
+ * guarded by one mutex. What damage cost is measured at open by journal_audit.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,34 +23,11 @@
 #include "cuzk/journal.h"
 #include "cuzk/log.h"
 #include "acklog.h"
-#include "walscan.h"
+#include "journal_internal.h"
 
 #define SCHEMA_VERSION 2   /* 2: the aggregate column */
 #define CHECKPOINT_BYTES (16ull << 20)   /* the WAL is folded into the database past this */
 #define MAINTAIN_EVERY_MS 60000ull       /* retention and vacuum at most this often */
-
-/* A result waiting for the journal while another thread holds it (journal_finish). */
-struct pending_finish {
-    struct pending_finish *next;
-    uint64_t token;
-    struct journal_record r;         /* error and proof point into this allocation's copies */
-};
-
-struct journal {
-    pthread_mutex_t mu;              /* the connection and everything below */
-    pthread_mutex_t qmu;             /* the queue of results only */
-    struct pending_finish *q_head, *q_tail;
-    sqlite3 *db;
-    sqlite3_stmt *st_insert, *st_finish, *st_get, *st_discard;
-    struct journal_options opt;
-    int lock_fd;
-    uint64_t last_maintain_ms;
-    struct acks *acks;               /* the acknowledgement log (acklog.h) */
-    struct journal_lost *lost;       /* acknowledged jobs this journal lost (journal_lost) */
-    size_t n_lost, cap_lost;
-    struct acks_read acks_read;      /* what the log said at open (until the replay ends) */
-    char dir[512], path[540], wal[560], lock[560], acks_path[560];
-};
 
 static uint64_t unix_ms(void)
 {
@@ -595,37 +572,6 @@ void journal_discard(struct journal *j, uint64_t token)
     jr_release(j);
 }
 
-/* ------------------------------------------------------------ lost jobs -- */
-
-/* Record seq as lost (mu held or single-threaded open). The id the acknowledgement log gave it
- * is preferred: the one the record holds may be the garbled part. */
-static void lost_add(struct journal *j, uint64_t seq, const char *id, bool finished)
-{
-    const struct acks_read *rd = &j->acks_read;
-    for (size_t lo = 0, hi = rd->n; lo < hi;) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rd->e[mid].seq == seq) { if (rd->e[mid].id[0]) id = rd->e[mid].id; break; }
-        if (rd->e[mid].seq < seq) lo = mid + 1; else hi = mid;
-    }
-    if (j->n_lost == j->cap_lost) {
-        size_t nc = j->cap_lost ? 2 * j->cap_lost : 16;
-        struct journal_lost *nl = realloc(j->lost, nc * sizeof *nl);
-        if (!nl) return;
-        j->lost = nl;
-        j->cap_lost = nc;
-    }
-    struct journal_lost *l = &j->lost[j->n_lost++];
-    l->seq = seq;
-    l->finished = finished;
-    snprintf(l->id, sizeof l->id, "%s", id);
-}
-
-size_t journal_lost(const struct journal *j, const struct journal_lost **out)
-{
-    *out = j->lost;
-    return j->n_lost;
-}
-
 /* ---------------------------------------------------------------- replay -- */
 
 int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cuzk_error *err)
@@ -660,7 +606,7 @@ int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cu
                 if (nb) { bad = nb; cap_bad = nc; }
             }
             if (n_bad < cap_bad) bad[n_bad++] = r.seq;
-            lost_add(j, r.seq, r.id, r.finished);
+            journal_audit_lost_add(j, r.seq, r.id, r.finished);
             note_deleted(j, r.seq, r.id, true);
             continue;
         }
@@ -683,7 +629,7 @@ int journal_replay(struct journal *j, journal_replay_fn fn, void *ctx, struct cu
         sqlite3_finalize(d);
     }
     free(bad);
-    free(j->acks_read.e);   /* lost_add has used it for the last time */
+    free(j->acks_read.e);   /* journal_audit_lost_add has used it for the last time */
     memset(&j->acks_read, 0, sizeof j->acks_read);
     jr_release(j);
     if (out && err && !err->msg[0]) cuzk_fail(err, out, "journal replay stopped (code %d)", out);
@@ -740,37 +686,6 @@ static int take_lock(struct journal *j, struct cuzk_error *err)
     return CUZK_OK;
 }
 
-/* The ids of the records after seq `after` of a damaged database, read from the index on id
- * (a b-tree of its own, often intact when table pages are not), for the warning. */
-static void lost_ids(sqlite3 *db, uint64_t after, char *out, size_t cap)
-{
-    sqlite3_stmt *st = NULL;
-    size_t n = 0;
-    unsigned count = 0, shown = 0;
-    int rc = sqlite3_prepare_v2(db, "SELECT id, seq FROM jobs INDEXED BY jobs_by_id", -1, &st, NULL);
-    out[0] = 0;
-    if (rc == SQLITE_OK) {
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if ((uint64_t)sqlite3_column_int64(st, 1) <= after) continue;
-            count++;
-            const char *id = (const char *)sqlite3_column_text(st, 0);
-            if (shown < 32 && n + 140 < cap) {
-                n += (size_t)snprintf(out + n, cap - n, "%s'%.127s'", shown ? ", " : "jobs ",
-                                      id ? id : "");
-                shown++;
-            }
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        snprintf(out + n, cap - n, "%sthe ids of %s cannot be read either (%s)",
-                 n ? "; " : "", n ? "the others" : "those records", sqlite3_errstr(rc));
-    else if (count > shown)
-        snprintf(out + n, cap - n, " and %u more", count - shown);
-    else if (!count)
-        snprintf(out, cap, "none listed in the index");
-}
-
 /* Copy the readable, intact records of the moved-aside database into the fresh one. */
 static void salvage(struct journal *j, const char *aside, struct journal_report *rep)
 {
@@ -823,7 +738,7 @@ static void salvage(struct journal *j, const char *aside, struct journal_report 
         rep->salvage_incomplete = true;
         char lost[1024], why[200];
         snprintf(why, sizeof why, "%s", sqlite3_errmsg(old));
-        lost_ids(old, last, lost, sizeof lost);
+        journal_audit_index_ids(old, last, lost, sizeof lost);
         cuzk_log(CLOG_WARN, "journal %s: the damaged file %s could be read up to record %" PRIu64
                  " (job '%s') only: %s; the records after it are lost (AwaitProof for them "
                  "answers NOT_FOUND; their clients must resubmit them): %s", j->path, aside,
@@ -861,71 +776,6 @@ static unsigned count_where(sqlite3 *db, const char *sql)
     return n;
 }
 
-/* Compare the database with the acknowledgement log, report and list what is lost, then
- * rewrite the log from the database (open, single-threaded). CUZK_E_IO when the log cannot be
- * written: the journal could not keep its promise. */
-static int compare_acks(struct journal *j, struct journal_report *rep, struct cuzk_error *err)
-{
-    const struct acks_read *rd = &j->acks_read;
-    const char *why = rep->moved_aside ? "journal.db was damaged and moved aside"
-                    : rep->wal_damaged ? "its write-ahead log was damaged"
-                    : "journal.db or its write-ahead log was deleted, cut or replaced";
-    if (!rd->existed && !rep->created) {
-        rep->acks_missing = true;
-        cuzk_log(CLOG_WARN, "journal %s: no acknowledgement log %s beside it (the first start of "
-                 "a cuzk that writes one, or it was deleted): a job lost to damage cannot be "
-                 "counted at this start; it is written now", j->path, j->acks_path);
-    }
-    if (rd->bad_regions) {
-        rep->acks_bad_regions = rd->bad_regions;
-        cuzk_log(CLOG_WARN, "journal %s: the acknowledgement log %s is damaged (%u stretch(es), "
-                 "%" PRIu64 " of %" PRIu64 " bytes, the first at byte %" PRIu64 "; skipped); the "
-                 "records it still names are compared below and it is rewritten from the journal",
-                 j->path, j->acks_path, rd->bad_regions, rd->bad_bytes, rd->size,
-                 rd->first_bad_offset);
-    }
-    struct acks_diff d;
-    int e = rd->existed ? acks_compare(rd, j->db, &d) : (memset(&d, 0, sizeof d), 0);
-    if (e) {
-        cuzk_log(CLOG_WARN, "journal %s: cannot compare it with %s: %s", j->path, j->acks_path,
-                 strerror(e));
-        memset(&d, 0, sizeof d);
-    }
-    unsigned acked = 0;
-    for (size_t i = 0; i < rd->n; i++) acked += rd->e[i].acked && !rd->e[i].deleted;
-    for (size_t i = 0; i < d.n_lost; i++) {
-        lost_add(j, d.lost[i].seq, d.lost[i].id, d.lost[i].finished);
-        if (d.lost[i].finished) rep->lost_results++; else rep->lost_jobs++;
-    }
-    char head[900];
-    if (d.n_lost) {
-        snprintf(head, sizeof head, "journal %s: %zu of %u acknowledged job(s) LOST (%u "
-                 "unfinished, %u with a finished result): %s", j->path, d.n_lost, acked,
-                 rep->lost_jobs, rep->lost_results, why);
-        acks_log_ids(CLOG_ERROR, head, d.lost, d.n_lost, "AwaitProof and CancelProof for them "
-                     "answer NOT_FOUND saying the journal lost them: their clients must submit "
-                     "them again (the same request id starts them anew)");
-    }
-    if (d.n_undone) {
-        rep->results_undone = (unsigned)d.n_undone;
-        snprintf(head, sizeof head, "journal %s: %zu finished result(s) lost (%s), their "
-                 "requests kept", j->path, d.n_undone, why);
-        acks_log_ids(CLOG_WARN, head, d.undone, d.n_undone, "these jobs are proved again");
-    }
-    if (rd->existed && (rep->wal_damaged || rep->moved_aside) && !d.n_lost)
-        cuzk_log(CLOG_WARN, "journal %s: compared with %s: all %u acknowledged job(s) are still "
-                 "held; none is lost", j->path, j->acks_path, acked);
-    free(d.lost);
-    free(d.undone);
-    /* the database is what is trusted from now on: the log restarts from it, checkpointed */
-    checkpoint(j);
-    if ((e = acks_rewrite(&j->acks, j->acks_path, j->db)))
-        return cuzk_fail(err, CUZK_E_IO, "journal %s: cannot write the acknowledgement log %s: %s "
-                         "(the state directory must be writable)", j->path, j->acks_path,
-                         strerror(e));
-    return CUZK_OK;
-}
-
 int journal_open(struct journal **out, const char *dir, const struct journal_options *o,
                  struct journal_report *report, struct cuzk_error *err)
 {
@@ -955,24 +805,7 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
 
     struct stat st;
     rep->created = stat(j->path, &st) != 0;
-    if (!rep->created) wal_scan(j->wal, rep);
-    if (rep->wal_damaged && rep->wal_lost_commits)
-        cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s is damaged at byte %" PRIu64 " of %"
-                 PRIu64 " (garbled on disk); SQLite keeps the transactions before that point and "
-                 "drops the rest, which holds %u committed transaction(s) (what they cost is "
-                 "compared with the acknowledgement log below)", j->path, j->wal,
-                 rep->wal_damage_offset, rep->wal_size, rep->wal_lost_commits);
-    else if (rep->wal_damaged)
-        cuzk_log(CLOG_WARN, "journal %s: the write-ahead log %s ends in a torn or unfinished "
-                 "transaction (bytes %" PRIu64 " to %" PRIu64 "): a write that did not complete "
-                 "(the process or the machine died mid-write, or the write failed, e.g. disk "
-                 "full); SQLite drops it (what it costs is compared with the acknowledgement log "
-                 "below)",
-                 j->path, j->wal, rep->wal_damage_offset, rep->wal_size);
-    else if (rep->wal_uncommitted)
-        cuzk_log(CLOG_INFO, "journal %s: the last transaction in the write-ahead log (%u "
-                 "frame(s)) never committed; dropped (it was never acknowledged)", j->path,
-                 rep->wal_uncommitted);
+    if (!rep->created) journal_audit_wal(j, rep);
 
     char msg[400];
     rc = db_open(&j->db, j->path, !rep->created, msg, sizeof msg);
@@ -1016,7 +849,15 @@ int journal_open(struct journal **out, const char *dir, const struct journal_opt
         return err ? err->code : CUZK_E_IO;
     }
     /* What the database holds against what was acknowledged, before anything is deleted */
-    if (compare_acks(j, rep, err)) { journal_free(j); return err ? err->code : CUZK_E_IO; }
+    journal_audit_acks(j, rep);
+    /* the database is what is trusted from now on: the log restarts from it, checkpointed */
+    checkpoint(j);
+    if ((e = acks_rewrite(&j->acks, j->acks_path, j->db))) {
+        cuzk_fail(err, CUZK_E_IO, "journal %s: cannot write the acknowledgement log %s: %s "
+                  "(the state directory must be writable)", j->path, j->acks_path, strerror(e));
+        journal_free(j);
+        return err ? err->code : CUZK_E_IO;
+    }
     /* One record per id: the live one (unfinished, or completed: the oldest, which requests
      * with the same id joined), else the newest failed/cancelled one. Others are leftovers
      * of a crash between recording a request and learning that it joined an existing job. */
