@@ -43,9 +43,12 @@ SPAN = re.compile(r"(`+)(.+?)\1")
 
 
 def git_files(root, paths):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--"] + paths,
-                         check=True, capture_output=True).stdout
-    return [p for p in out.decode().split("\0") if p]
+    r = subprocess.run(["git", "-C", root, "ls-files", "-z", "--"] + paths, capture_output=True)
+    if r.returncode != 0:
+        # the tree is what git tracks: without a checkout there is nothing to look names up in
+        raise SystemExit("check-doc-idents: FAIL: %s is not a git checkout (git ls-files: %s)"
+                         % (root, r.stderr.decode().strip()))
+    return [p for p in r.stdout.decode().split("\0") if p]
 
 
 def load_allow(root):
