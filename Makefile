@@ -191,6 +191,10 @@ $(BUILD)/tests/e2e/test_durable: ALL_CFLAGS += -I$(GEN_DIR) -Icmd/cuzk-bench -DC
 $(BUILD)/tests/e2e/test_durable: TEST_LIBS += $(BUILD)/obj/cmd/cuzk-bench/client_rpc.o \
         $(BUILD)/obj/tests/e2e/daemon_harness.o $(PROTO_OBJ) $(GRPC_LIBS)
 
+# scripts/check-doc-idents.sh against docs the test writes (tests/e2e/test_doc_idents.c)
+$(BUILD)/tests/e2e/test_doc_idents: scripts/check-doc-idents.sh scripts/lib/doc_idents.py scripts/doc-idents.allow
+$(BUILD)/tests/e2e/test_doc_idents: ALL_CFLAGS += -DCUZK_REPO_DIR=\"$(CURDIR)\"
+
 # the SubmitProofRequest <-> engine_request mapping (src/server/request.c) on its own
 $(BUILD)/tests/e2e/test_request: $(SRV_LIB)
 $(BUILD)/tests/e2e/test_request: ALL_CFLAGS += -I$(GEN_DIR) -DCUZK_CLIENT=1

@@ -35,20 +35,16 @@ case "$KIND" in
 esac
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
-    LP="$DIR"
-    for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF }' | xargs -r -n1 dirname) \
-             /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-        [ -d "$d" ] && LP="$LP:$d"
-    done
-    run() { "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$@"; }
-    B="$DIR/bin"
+# shellcheck source=lib/pack.sh
+. "$(dirname "$0")/lib/pack.sh"
+pack_init "$DIR" || exit 1
+run() { pack_run "$@"; }
+B=$PACK_BIN
+if [ "$PACK" = 1 ]; then
     DAEMON="$B/cuzk-daemon-gpu"
     PARAMS_BIN="$B/cuzk-params-gpu"
     GPU_FLAG=--gpu
 else
-    run() { "$@"; }
-    B="${BIN:?BIN: the bin directory of a build, when DIR is not a pack}"
     DAEMON="$B/cuzk-daemon"
     PARAMS_BIN="$B/cuzk-params"
     GPU_FLAG=
@@ -110,12 +106,7 @@ daemon_up() {
     fi
     [ "${GPU_TRACE:-0}" = 1 ] && printf 'trace = true\n' >> "$T/cuzk.toml"   # MSM plans on stderr
     rm -f "$T/cuzk.sock"
-    if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
-        "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" \
-            > "$2/daemon.out" 2> "$2/daemon.log" &
-    else
-        "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$2/daemon.out" 2> "$2/daemon.log" &
-    fi
+    pack_bg "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$2/daemon.out" 2> "$2/daemon.log"
     PID=$!
     i=0
     until grep -q "cuzk-daemon ready" "$2/daemon.out" 2>/dev/null; do
@@ -191,7 +182,7 @@ done
 if [ -x "$B/cuzk-bench-gpu" ] && [ "$SIZE" = 32GiB ] && [ "${CEILING:-1}" = 1 ]; then
     LG=${CEILING_LG:-27}    # 2^27: the NTT domain of a 32 GiB partition
     # a diagnostic: its failure is reported, the proofs above stand
-    if timeout "${CEILING_TIMEOUT:-300}" "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$B/cuzk-bench-gpu" \
+    if timeout "${CEILING_TIMEOUT:-300}" ${PACK_RUN[@]+"${PACK_RUN[@]}"} "$B/cuzk-bench-gpu" \
         gpu-prove --porep-like "$LG" --pipeline 6 > "$OUT/ceiling.txt" 2>&1; then
         grep -E "pipeline|porep-like" "$OUT/ceiling.txt"
     else

@@ -14,36 +14,22 @@
 #       prefetch beside the other worker's kernels), exit 0 on SIGTERM, no socket left.
 #       N=constraints (default 100000); REQUIRE_GPU=0 for a dry run without a GPU.
 set -u
+# shellcheck source=lib/pack.sh
+. "$(dirname "$0")/lib/pack.sh"
 if [ "${1:-}" = "--pack" ]; then
-    DIR=${2:?DIR}
-    B=${3:?BUILD}
-    mkdir -p "$DIR/bin"
-    for p in cuzk-daemon-gpu cuzk-bench cuzk-params-gpu cuzk-bench-gpu; do
-        cp "$B/bin/$p" "$DIR/bin/$p" && strip "$DIR/bin/$p" || exit 1
-        # "libx.so.N => /path (0x...)" and the loader line "/lib64/ld-linux-x86-64.so.2 (0x...)"
-        ldd "$B/bin/$p" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 } $1 ~ /^\// { print "ld-linux-x86-64.so.2", $1 }' |
-            while read -r name path; do cp -L "$path" "$DIR/$name"; done
-    done
-    du -sh "$DIR"
+    pack_make "${2:?DIR}" "${3:?BUILD}" cuzk-daemon-gpu cuzk-bench cuzk-params-gpu cuzk-bench-gpu || exit 1
     exit 0
 fi
 
 DIR=$(cd "${1:?DIR (made by --pack)}" && pwd)
 OUT=${2:-daemon-gpu-out}
 mkdir -p "$OUT"
-# the driver's libcuda.so.1 (loaded by the static CUDA runtime) from the target's own paths
-LP="$DIR"
-for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF }' | xargs -r -n1 dirname) \
-         /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-    [ -d "$d" ] && LP="$LP:$d"
-done
-run() { "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$@"; }
+BIN='' pack_init "$DIR" || exit 1   # a pack only (BIN emptied: no plain-build fallback here)
 T=$(mktemp -d /tmp/cuzk-gpu-XXXXXX)
 ADDR="unix://$T/cuzk.sock"
 fail() { echo "daemon-gpu-check: FAIL: $*"; tail -30 "$OUT/daemon.log"; kill "$PID" 2>/dev/null; exit 1; }
 
-# the loader itself in the background (not the run function), so $! is the daemon's PID
-"$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DIR/bin/cuzk-daemon-gpu" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
+pack_bg "$DIR/bin/cuzk-daemon-gpu" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log"
 PID=$!
 i=0
 until grep -q "cuzk-daemon ready" "$OUT/daemon.out" 2>/dev/null; do
@@ -55,13 +41,13 @@ done
 cat "$OUT/daemon.out"
 grep -i "gpu" "$OUT/daemon.log" | head -5
 # one job of 8 partitions (both prover workers of the GPU, so witness prefetch), then a batch
-run "$DIR/bin/cuzk-bench" -a "$ADDR" single -t synthetic --constraints "${N:-100000}" --partitions 8 > "$OUT/single.txt" 2>&1 ||
+pack_run "$DIR/bin/cuzk-bench" -a "$ADDR" single -t synthetic --constraints "${N:-100000}" --partitions 8 > "$OUT/single.txt" 2>&1 ||
     { cat "$OUT/single.txt"; fail "single"; }
 cat "$OUT/single.txt"
-run "$DIR/bin/cuzk-bench" -a "$ADDR" batch -t synthetic --constraints "$(( ${N:-100000} / 2 ))" --partitions 2 -c 8 -j 4 > "$OUT/batch.txt" 2>&1 ||
+pack_run "$DIR/bin/cuzk-bench" -a "$ADDR" batch -t synthetic --constraints "$(( ${N:-100000} / 2 ))" --partitions 2 -c 8 -j 4 > "$OUT/batch.txt" 2>&1 ||
     { cat "$OUT/batch.txt"; fail "batch"; }
 cat "$OUT/batch.txt"
-run "$DIR/bin/cuzk-bench" -a "$ADDR" status > "$OUT/status.txt" 2>&1 || { cat "$OUT/status.txt"; fail "status"; }
+pack_run "$DIR/bin/cuzk-bench" -a "$ADDR" status > "$OUT/status.txt" 2>&1 || { cat "$OUT/status.txt"; fail "status"; }
 cat "$OUT/status.txt"
 starts=$(grep -c 'GPU_START.*gpu=[0-9]' "$OUT/daemon.log")
 staged=$(grep -c 'WITNESS_STAGED' "$OUT/daemon.log")

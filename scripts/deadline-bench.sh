@@ -105,28 +105,20 @@ rm -rf "$OUT/req" "$OUT/proofs" "$OUT/requests.tsv"
 mkdir -p "$OUT/req" "$OUT/proofs"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-if [ -x "$DIR/ld-linux-x86-64.so.2" ]; then
-    LP="$DIR"
-    for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF }' | xargs -r -n1 dirname) \
-             /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-        [ -d "$d" ] && LP="$LP:$d"
-    done
-    # a command line prefix, not a function: a program started in the background through it
-    # is itself $! (the loader runs the program in its own process), so it can be waited for
-    # and stopped
-    RUN=("$DIR/ld-linux-x86-64.so.2" --library-path "$LP")
-    B="$DIR/bin"
+# shellcheck source=lib/pack.sh
+. "$HERE/lib/pack.sh"
+pack_init "$DIR" || exit 1
+run() { pack_run "$@"; }
+B=$PACK_BIN
+if [ "$PACK" = 1 ]; then
     DAEMON="$B/cuzk-daemon-gpu"
     PARAMS_BIN="$B/cuzk-params-gpu"
     GPU_FLAG=--gpu
 else
-    RUN=()
-    B="${BIN:?BIN: the bin directory of a build, when DIR is not a pack}"
     DAEMON="$B/cuzk-daemon"
     PARAMS_BIN="$B/cuzk-params"
     GPU_FLAG=
 fi
-run() { ${RUN[@]+"${RUN[@]}"} "$@"; }
 
 T=$(mktemp -d /tmp/cuzk-deadline-XXXXXX)
 PID=
@@ -261,7 +253,7 @@ ADDR="unix://$T/cuzk.sock"
     printf '[srs]\nparam_cache = "%s"\nvalidation = "full"\n' "$P"
     [ "${GPU_TRACE:-0}" = 1 ] && printf '[gpus]\ntrace = true\n'
 } > "$T/cuzk.toml"
-${RUN[@]+"${RUN[@]}"} "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
+pack_bg "$DAEMON" -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log"
 PID=$!
 i=0
 until grep -q "cuzk-daemon ready" "$OUT/daemon.out" 2>/dev/null; do
@@ -437,7 +429,7 @@ if awk -v l="$left" -v a="$S_ALONE" -v c="$COUNT" 'BEGIN { exit !(l < a * c) }';
     echo "deadline-bench: note: BUDGET_S=$BUDGET_S leaves $left s for the loaded batch, less than $COUNT proofs" \
          "at the rate alone; it will be stopped early (raise BUDGET_S or lower COUNT)"
 fi
-${RUN[@]+"${RUN[@]}"} "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$C1" -c "$COUNT" -j "$CONC" > "$OUT/batch-loaded.txt" 2>&1 &
+pack_bg "$B/cuzk-bench" -a "$ADDR" batch -t porep --c1 "$C1" -c "$COUNT" -j "$CONC" > "$OUT/batch-loaded.txt" 2>&1
 BPID=$!
 BG+=("$BPID")
 SENT=0

@@ -16,17 +16,15 @@ DIR=$(cd "${1:?DIR (made by scripts/daemon-gpu-check.sh --pack)}" && pwd)
 OUT=${2:-nvml-check-out}
 mkdir -p "$OUT"
 command -v nvidia-smi >/dev/null || { echo "nvml-check: no nvidia-smi here"; exit 1; }
-LP="$DIR"
-for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1|libnvidia-ml\.so\.1/ { print $NF }' | xargs -r -n1 dirname) \
-         /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-    [ -d "$d" ] && LP="$LP:$d"
-done
-run() { "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$@"; }
+# shellcheck source=lib/pack.sh
+. "$(dirname "$0")/lib/pack.sh"
+# a pack only (BIN emptied: no plain-build fallback); the driver's NVML library beside libcuda
+BIN='' pack_init "$DIR" 'libcuda\.so\.1|libnvidia-ml\.so\.1' || exit 1
 T=$(mktemp -d /tmp/cuzk-nvml-XXXXXX)
 ADDR="unix://$T/cuzk.sock"
 printf '[daemon]\nstate_dir = "off"\n[gpus]\nnvml_library = "libnvidia-ml.so.1"\n' > "$T/cuzk.toml"
-CUDA_DEVICE_ORDER=PCI_BUS_ID "$DIR/ld-linux-x86-64.so.2" --library-path "$LP" "$DIR/bin/cuzk-daemon-gpu" \
-    -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log" &
+CUDA_DEVICE_ORDER=PCI_BUS_ID pack_bg "$DIR/bin/cuzk-daemon-gpu" \
+    -c "$T/cuzk.toml" -l "$ADDR" > "$OUT/daemon.out" 2> "$OUT/daemon.log"
 PID=$!
 fail() { echo "nvml-check: FAIL: $*"; tail -20 "$OUT/daemon.log"; kill "$PID" 2>/dev/null; exit 1; }
 i=0
@@ -37,14 +35,14 @@ until grep -q "cuzk-daemon ready" "$OUT/daemon.out" 2>/dev/null; do
 done
 grep "GPU telemetry" "$OUT/daemon.log" || fail "no 'GPU telemetry' line in the log"
 grep -q "GPU telemetry: NVML" "$OUT/daemon.log" || fail "the daemon did not load NVML"
-run "$DIR/bin/cuzk-bench" -a "$ADDR" single -t synthetic --constraints "${N:-2000000}" --partitions 8 \
-    > "$OUT/load.txt" 2>&1 &
+pack_bg "$DIR/bin/cuzk-bench" -a "$ADDR" single -t synthetic --constraints "${N:-2000000}" --partitions 8 \
+    > "$OUT/load.txt" 2>&1
 LOAD=$!
 sleep "${WARM:-3}"
 Q=index,memory.total,power.limit,temperature.gpu,power.draw,clocks.sm,memory.used,utilization.gpu
 smi() { nvidia-smi --query-gpu=$Q --format=csv,noheader,nounits | tr -d ' '; }
 smi > "$OUT/smi1.csv"
-run "$DIR/bin/cuzk-bench" -a "$ADDR" metrics > "$OUT/metrics.txt" 2>&1 || fail "metrics"
+pack_run "$DIR/bin/cuzk-bench" -a "$ADDR" metrics > "$OUT/metrics.txt" 2>&1 || fail "metrics"
 smi > "$OUT/smi2.csv"
 wait $LOAD; echo "load job: exit $? ($(tail -1 "$OUT/load.txt"))"
 kill -TERM $PID; wait $PID

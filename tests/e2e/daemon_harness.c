@@ -104,17 +104,55 @@ pid_t h_spawn(const struct daemon *d, const char *const *extra)
     return pid;
 }
 
+/* Write text to path with every "%DIR%" replaced by dir. */
+static void write_cfg_file(const char *path, const char *dir, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) test_fail_at(__FILE__, __LINE__, "cannot write the daemon's config %s", path);
+    for (const char *p = text; *p; p++) {
+        if (!strncmp(p, "%DIR%", 5)) { fputs(dir, f); p += 4; }
+        else fputc(*p, f);
+    }
+    fclose(f);
+}
+
 static void write_cfg(struct daemon *d, const char *text)
 {
     snprintf(d->cfg_path, sizeof d->cfg_path, "%s/cuzk.toml", d->dir);
     snprintf(d->out_path, sizeof d->out_path, "%s/daemon.out", d->dir);
     snprintf(d->err_path, sizeof d->err_path, "%s/daemon.err", d->dir);
-    FILE *f = fopen(d->cfg_path, "w");
-    for (const char *p = text; *p; p++) {
-        if (!strncmp(p, "%DIR%", 5)) { fputs(d->dir, f); p += 4; }
-        else fputc(*p, f);
+    write_cfg_file(d->cfg_path, d->dir, text);
+}
+
+void h_cfg_add(char *out, size_t cap, const char *base, const char *section, const char *lines)
+{
+    char hdr[128];
+    snprintf(hdr, sizeof hdr, "[%s]\n", section);
+    const char *at = NULL;
+    for (const char *p = base; (p = strstr(p, hdr)); p++)
+        if (p == base || p[-1] == '\n') { at = p + strlen(hdr); break; }
+    int n = at ? snprintf(out, cap, "%.*s%s%s", (int)(at - base), base, lines, at)
+               : snprintf(out, cap, "%s%s%s", base, hdr, lines);
+    if (n < 0 || (size_t)n >= cap)
+        test_fail_at(__FILE__, __LINE__, "config of %d bytes does not fit in %zu", n, cap);
+}
+
+void h_new(struct daemon *d)
+{
+    memset(d, 0, sizeof *d);
+    h_tmpdir(d->dir, sizeof d->dir);
+}
+
+void h_sibling(struct daemon *d2, const struct daemon *d, const char *name, const char *cfg_text)
+{
+    *d2 = *d;
+    d2->pid = 0;
+    snprintf(d2->out_path, sizeof d2->out_path, "%s/%s.out", d->dir, name);
+    snprintf(d2->err_path, sizeof d2->err_path, "%s/%s.err", d->dir, name);
+    if (cfg_text) {
+        snprintf(d2->cfg_path, sizeof d2->cfg_path, "%s/%s.toml", d->dir, name);
+        write_cfg_file(d2->cfg_path, d->dir, cfg_text);
     }
-    fclose(f);
 }
 
 bool h_start(struct daemon *d, const char *cfg_text, double timeout_s)
@@ -229,11 +267,52 @@ void h_cleanup(const struct daemon *d)
 void h_start_or_fail(struct daemon *d, const char *cfg_text, double timeout_s)
 {
     if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
-    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
+    char addr[sizeof d->addr];
+    snprintf(addr, sizeof addr, "unix://%s/cuzk.sock", d->dir);
+    h_start_at_or_fail(d, cfg_text, addr, timeout_s);
+}
+
+void h_start_at_or_fail(struct daemon *d, const char *cfg_text, const char *addr, double timeout_s)
+{
+    if (!d->dir[0]) h_tmpdir(d->dir, sizeof d->dir);
+    if (strlen(addr) >= sizeof d->addr) test_fail_at(__FILE__, __LINE__, "address too long: %s", addr);
+    memcpy(d->addr, addr, strlen(addr) + 1);
     if (!h_start(d, cfg_text, timeout_s)) {
         char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
+        test_fail_at(__FILE__, __LINE__, "daemon did not become ready on %s; stderr:\n%s", addr, e);
     }
+}
+
+int h_check_config(struct daemon *d, const char *cfg_text, char **out)
+{
+    if (!d->cfg_path[0]) snprintf(d->cfg_path, sizeof d->cfg_path, "%s/cuzk.toml", d->dir);
+    write_cfg_file(d->cfg_path, d->dir, cfg_text);
+    struct daemon c = *d;
+    snprintf(c.out_path, sizeof c.out_path, "%s/check.out", d->dir);
+    snprintf(c.err_path, sizeof c.err_path, "%s/check.err", d->dir);
+    const char *extra[] = {"--check-config", NULL};
+    int rc = h_wait(h_spawn(&c, extra), 30);
+    char *o = h_slurp(c.out_path), *e = h_slurp(c.err_path);
+    *out = malloc(strlen(o) + strlen(e) + 2);
+    sprintf(*out, "%s\n%s", o, e);
+    free(o);
+    free(e);
+    return rc;
+}
+
+void h_kill9_or_fail(struct daemon *d)
+{
+    int rc = h_stop(d, SIGKILL, 10);
+    if (rc != 128 + SIGKILL)
+        test_fail_at(__FILE__, __LINE__, "kill -9: daemon exit code %d, expected %d", rc, 128 + SIGKILL);
+}
+
+void h_keep_log(const struct daemon *d, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", d->dir, name);
+    if (rename(d->err_path, path) != 0)
+        test_fail_at(__FILE__, __LINE__, "cannot move %s to %s: %s", d->err_path, path, strerror(errno));
 }
 
 void h_stop_or_fail(struct daemon *d, double timeout_s)

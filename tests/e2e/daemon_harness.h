@@ -15,6 +15,15 @@ struct daemon {
     char cfg_path[300], out_path[300], err_path[300];
 };
 
+/* Zero d and give it a fresh temp directory (every test daemon starts here). */
+void h_new(struct daemon *d);
+/* A second daemon beside d, in d's directory: its stdout/stderr are DIR/NAME.out and
+ * DIR/NAME.err, its config DIR/NAME.toml written from cfg_text ("%DIR%" replaced) or, when
+ * cfg_text is NULL, d's config. Start it with h_spawn (it is expected to refuse) or h_start. */
+void h_sibling(struct daemon *d2, const struct daemon *d, const char *name, const char *cfg_text);
+/* A test's config: base with lines (each ending in '\n') added at the top of its [section]
+ * (a new section at the end when base has none), into out; fails the test when out is short. */
+void h_cfg_add(char *out, size_t cap, const char *base, const char *section, const char *lines);
 /* Directory holding cuzk-daemon and cuzk-bench (derived from this test's path). */
 const char *h_bin_dir(void);
 /* A fresh temp directory (mkdtemp). */
@@ -38,6 +47,18 @@ void h_cleanup(const struct daemon *d);
 /* Start the daemon on cfg_text in d->dir (a fresh temp dir when unset), listening on
  * unix://DIR/cuzk.sock, or fail the test with its stderr. */
 void h_start_or_fail(struct daemon *d, const char *cfg_text, double timeout_s);
+/* The same for a daemon that cfg_text makes listen elsewhere (TCP, TLS): d->addr = addr. */
+void h_start_at_or_fail(struct daemon *d, const char *cfg_text, const char *addr, double timeout_s);
+/* Write cfg_text ("%DIR%" replaced) to d's config file (DIR/cuzk.toml unless d has one) and run
+ * cuzk-daemon --check-config on it: its exit code (-1 when it ran past 30 s), its stdout and
+ * stderr together in *out (malloc'd). d's own log paths are left alone (DIR/check.out, .err). */
+int h_check_config(struct daemon *d, const char *cfg_text, char **out);
+/* kill -9: the daemon must die by SIGKILL within 10 s (a crash, for the restart tests; its
+ * socket and journal stay behind). */
+void h_kill9_or_fail(struct daemon *d);
+/* Move the daemon's stderr log to DIR/NAME (kept for a look after a failure) so that the next
+ * start on the same directory writes a fresh one. */
+void h_keep_log(const struct daemon *d, const char *name);
 /* SIGTERM; the daemon must exit 0 within timeout_s (else the test fails with the tail of its
  * stderr); then h_cleanup. */
 void h_stop_or_fail(struct daemon *d, double timeout_s);

@@ -26,6 +26,7 @@ TEST(daemon_e2e_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no 
 #include "cuzk/groth16.h"
 #include "cuzk/v1/proving.pb-c.h"
 #include "daemon_harness.h"
+#include "synth_kit.h"
 #include "filecoin/porep_fixture.h"
 #include "filecoin/snap_fixture.h"
 #include "cuzk/snap_gen.h"
@@ -43,14 +44,6 @@ static const char *base_cfg =
     "gpu_workers_per_device = 2\n"
     "[srs]\n"
     "param_cache = \"%DIR%\"\n";
-
-static struct cz_client *connect_to(const char *addr)
-{
-    struct cz_client *c = NULL;
-    struct cuzk_error err_s, *err = &err_s;
-    ASSERT_OK(cz_connect(&c, addr, err), err);
-    return c;
-}
 
 /* A generated SnapDeals sector (snap_gen.h) written as cuzk-bench files: dir/<name>.json (JSON
  * array of base64 PartitionProofs) and its commitments as hex (*_hex, 65 bytes each). */
@@ -80,47 +73,6 @@ static void snap_files_make(struct snap_files *f, const char *dir, const char *n
         snprintf(f->rn_hex + 2 * i, 3, "%02x", f->g.comm_r_new[i]);
         snprintf(f->dn_hex + 2 * i, 3, "%02x", f->g.comm_d_new[i]);
     }
-}
-
-/* ---- an independent verifier: our own parameters for synthetic-<n> ---- */
-struct vkit {
-    struct synth_params sp;
-    struct g16_shape shape;
-    struct g16_pk pk;
-    struct g16_pvk *pvk;
-};
-
-static void vkit_make(struct vkit *k, const char *dir, uint64_t n)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    memset(k, 0, sizeof *k);
-    k->sp.n_constraints = n;
-    k->sp.n_public = 2;   /* the daemon's synthetic circuits have two public inputs */
-    ASSERT_OK(synth_build_shape(&k->shape, &k->sp, err), err);
-    ASSERT_OK(g16_setup(&k->pk, &k->shape, test_rng(), pool_default(), err), err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
-    ASSERT_OK(g16_params_write(&k->pk, path, err), err);
-    k->pvk = g16_pvk_new(&k->pk.vk, err);
-    ASSERT_MSG(k->pvk, "pvk: %s", err->msg);
-}
-
-/* Proof bytes of partition p, made from instance seed + p, must verify under our key. */
-static void vkit_verify(const struct vkit *k, uint64_t seed, const uint8_t *bytes)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    fr_t *in = malloc(k->shape.n_inputs * sizeof(fr_t)), *aux = malloc((k->shape.n_aux + 1) * sizeof(fr_t));
-    ASSERT_OK(synth_witness(in, aux, &k->shape, &k->sp, seed, err), err);
-    struct g16_proof p;
-    ASSERT_OK(g16_proof_from_bytes(&p, bytes, err), err);
-    ASSERT_OK(g16_verify(k->pvk, &p, in + 1, k->shape.n_inputs - 1, err), err);
-    free(in);
-    free(aux);
-}
-
-static void seed_bytes(uint8_t out[8], uint64_t seed)
-{
-    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(seed >> (8 * i));
 }
 
 /* ---- RPC helpers ---- */
@@ -180,8 +132,7 @@ static Cuzk__V1__GetStatusResponse *get_status(struct cz_client *c)
 TEST_T(prove_verifies_over_unix_socket, 120)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_SMALL);
     h_start_or_fail(&d, base_cfg, 30);
@@ -215,8 +166,7 @@ TEST_T(prove_verifies_over_unix_socket, 120)
 TEST_T(submit_await_duplicates_timeout_cancel, 180)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_SMALL);
     h_start_or_fail(&d, base_cfg, 30);
@@ -295,10 +245,7 @@ TEST_T(submit_await_duplicates_timeout_cancel, 180)
 TEST_T(bad_requests_are_rejected_with_reasons, 120)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
-    char cfg[1024];
-    snprintf(cfg, sizeof cfg, "%s[daemon]\n", base_cfg);
+    h_new(&d);
     /* small message limit so that "oversized" is cheap to test */
     h_start_or_fail(&d,
         "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nmax_message_size = \"64KiB\"\n"
@@ -416,16 +363,16 @@ static void *conc_client(void *arg)
 TEST_T(fifty_jobs_eight_clients_tcp, 240)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_SMALL);
     int port = h_free_port();
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"127.0.0.1:%d\"\n[memory]\ntotal_budget = \"2GiB\"\n"
              "[srs]\nparam_cache = \"%%DIR%%\"\n", port);
-    if (!h_start(&d, cfg, 30)) test_fail_at(__FILE__, __LINE__, "not ready: %s", h_slurp(d.err_path));
-    snprintf(d.addr, sizeof d.addr, "127.0.0.1:%d", port);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    h_start_at_or_fail(&d, cfg, addr, 30);
     struct conc_ctx x;
     memset(&x, 0, sizeof x);
     x.addr = d.addr;
@@ -469,8 +416,7 @@ static void *waiter_main(void *arg)
 TEST_T(lifecycle_lock_stale_socket_restart, 180)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char sock[400];
     snprintf(sock, sizeof sock, "%s/cuzk.sock", d.dir);
     /* a stale socket: bound, then its owner went away without unlinking */
@@ -495,9 +441,8 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     free(out);
 
     /* a second daemon on the same address refuses, naming the first one's pid */
-    struct daemon d2 = d;
-    snprintf(d2.out_path, sizeof d2.out_path, "%s/d2.out", d.dir);
-    snprintf(d2.err_path, sizeof d2.err_path, "%s/d2.err", d.dir);
+    struct daemon d2;
+    h_sibling(&d2, &d, "d2", NULL);
     pid_t p2 = h_spawn(&d2, NULL);
     ASSERT_EQ_INT(h_wait(p2, 20), 1);
     char *e2 = h_slurp(d2.err_path);
@@ -531,7 +476,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
 
     /* kill -9, then a restart comes back ready on the same socket */
     h_start_or_fail(&d, base_cfg, 30);
-    ASSERT_EQ_INT(h_stop(&d, SIGKILL, 10), 128 + SIGKILL);
+    h_kill9_or_fail(&d);
     struct stat st;
     ASSERT(stat(sock, &st) == 0);   /* the dead daemon left its socket */
     h_start_or_fail(&d, base_cfg, 30);
@@ -552,8 +497,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
     in.sin_addr.s_addr = htonl(0x7f000001);
     ASSERT(bind(ls, (struct sockaddr *)&in, sizeof in) == 0 && listen(ls, 1) == 0);
     struct daemon d3;
-    memset(&d3, 0, sizeof d3);
-    h_tmpdir(d3.dir, sizeof d3.dir);
+    h_new(&d3);
     char cfg[256];
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"127.0.0.1:%d\"\n", port);
     ASSERT(!h_start(&d3, cfg, 20));
@@ -570,8 +514,7 @@ TEST_T(lifecycle_lock_stale_socket_restart, 180)
 TEST_T(config_errors_and_warnings, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     ASSERT(!h_start(&d, "[daemon]\nlisten = \"unix://%DIR%/x.sock\"\n\n[memory]\ntotal_budget = \"64XB\"\n", 20));
     char *e = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(e, "cuzk.toml:5: [memory] total_budget = \"64XB\": expected a size like \"64GiB\" or \"auto\"");
@@ -587,12 +530,9 @@ TEST_T(config_errors_and_warnings, 60)
 TEST_T(cuzk_bench_client_and_http_status, 180)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     int hp = h_free_port();
     char cfg[1024];
-    snprintf(cfg, sizeof cfg, "%sstatus_listen = \"127.0.0.1:%d\"\n", base_cfg, hp);
-    /* status_listen belongs to [daemon]: put it there */
     snprintf(cfg, sizeof cfg,
              "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstatus_listen = \"127.0.0.1:%d\"\n"
              "[memory]\ntotal_budget = \"2GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
@@ -669,8 +609,7 @@ TEST_T(cuzk_bench_client_and_http_status, 180)
 TEST_T(evict_refuses_while_in_use, 120)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     h_start_or_fail(&d, base_cfg, 30);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
@@ -722,8 +661,7 @@ TEST_T(evict_refuses_while_in_use, 120)
 TEST_T(priorities_and_memory_budget, 180)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[memory]\ntotal_budget = \"4MiB\"\n"
                       "eviction_min_idle = \"0s\"\n[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *c = connect_to(d.addr);
@@ -812,8 +750,7 @@ TEST_T(porep_through_daemon, 900)
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char path[1200], c1_path[600];
     h_link_params(d.dir, fx.stem, fx.params);
 
@@ -987,8 +924,7 @@ TEST_T(porep_through_daemon, 900)
 TEST_T(explicit_gpu_refused_without_gpu_support, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     ASSERT(!h_start(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n[gpus]\ndevices = [0]\n", 20));
     pid_t pid = h_spawn(&d, NULL);   /* again, for its exit status */
     ASSERT_EQ_INT(h_wait(pid, 20), 1);
@@ -1012,8 +948,7 @@ TEST_T(explicit_gpu_refused_without_gpu_support, 60)
 TEST_T(no_gpu_cpu_provers_and_host_tier, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     int hp = h_free_port();
     char cfg[1024], http[64];
     snprintf(cfg, sizeof cfg,
@@ -1073,8 +1008,7 @@ static bool file_there(const char *dir, const char *name)
 TEST_T(srs_validation_modes, 120)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct cuzk_error err_s, *err = &err_s;
     struct vkit good, bad;
     vkit_make(&good, d.dir, 512);
@@ -1261,8 +1195,7 @@ static void snap_cli_verify(const struct snap_files *sf, const char *vk, const c
 
 static void snap_daemon_dir(struct daemon *d, const struct param_fixture *fx)
 {
-    memset(d, 0, sizeof *d);
-    h_tmpdir(d->dir, sizeof d->dir);
+    h_new(d);
     h_link_params(d->dir, fx->stem, fx->params);
 }
 

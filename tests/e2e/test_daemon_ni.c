@@ -23,6 +23,7 @@ TEST(daemon_ni_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no d
 #include "cuzk/groth16.h"
 #include "cuzk/v1/proving.pb-c.h"
 #include "daemon_harness.h"
+#include "synth_kit.h"
 #include "filecoin/porep_fixture.h"
 
 static const char *ni_cfg =
@@ -53,14 +54,6 @@ static int prove_c1(struct cz_client *c, const char *rid, int kind, bool aggrega
     return cz_prove(c, &q, out, 1200000, det, 512);
 }
 
-static struct cz_client *connect_to(const char *addr)
-{
-    struct cz_client *c = NULL;
-    struct cuzk_error err_s, *err = &err_s;
-    ASSERT_OK(cz_connect(&c, addr, err), err);
-    return c;
-}
-
 /* A generated C1 of registered proof `name` as a wrapper (written to dir/file too). */
 static char *c1_make(struct fil_c1 *c, const char *name, uint64_t seed, const char *dir,
                      const char *file, size_t *n)
@@ -81,7 +74,7 @@ static char *c1_make(struct fil_c1 *c, const char *name, uint64_t seed, const ch
 TEST_T(ni_porep_refusals_and_missing_srs, 300)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
+    h_new(&d);
     h_start_or_fail(&d, ni_cfg, 30);
     struct cz_client *cl = connect_to(d.addr);
     char det[512];
@@ -153,8 +146,7 @@ TEST_T(ni_porep_aggregate_through_daemon, 1800)
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char path[1200];
     h_link_params(d.dir, fx.stem, fx.params);
     /* a local inner-product SRS (16 proofs: 13 padded) under the v28 name */

@@ -186,7 +186,7 @@ struct env {
 static void env_start(struct env *v, const char *extra)
 {
     memset(v, 0, sizeof *v);
-    h_tmpdir(v->d.dir, sizeof v->d.dir);
+    h_new(&v->d);
     v->pvk_window = setup_into(v->d.dir, FIL_CIRCUIT_WINDOW_POST);
     v->pvk_winning = setup_into(v->d.dir, FIL_CIRCUIT_WINNING_POST);
     for (int i = 0; i < 32; i++) v->rnd[i] = (uint8_t)cuzk_rng_u64(test_rng());
@@ -199,22 +199,12 @@ static void env_start(struct env *v, const char *extra)
              "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nshutdown_grace = \"60s\"\n"
              "[memory]\ntotal_budget = \"4GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\nvalidation = \"none\"\n%s",
              extra ? extra : "");
-    snprintf(v->d.addr, sizeof v->d.addr, "unix://%s/cuzk.sock", v->d.dir);
-    if (!h_start(&v->d, cfg, 30)) {
-        char *e = h_slurp(v->d.err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
+    h_start_or_fail(&v->d, cfg, 30);
 }
 
 static void env_stop(struct env *v)
 {
-    int rc = h_stop(&v->d, SIGTERM, 60);
-    if (rc != 0) {
-        char *e = h_slurp(v->d.err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon exit code %d; stderr tail:\n%s", rc,
-                     strlen(e) > 3000 ? e + strlen(e) - 3000 : e);
-    }
-    h_cleanup(&v->d);
+    h_stop_and_clean(&v->d, 60);
     g16_pvk_free(v->pvk_window);
     g16_pvk_free(v->pvk_winning);
     fil_post_gen_free(&v->gw);

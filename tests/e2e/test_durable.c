@@ -33,6 +33,7 @@ TEST(durable_e2e_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no
 #include "cuzk/groth16.h"
 #include "cuzk/v1/proving.pb-c.h"
 #include "daemon_harness.h"
+#include "synth_kit.h"
 #include "filecoin/porep_fixture.h"
 
 #define N_JOBS 20
@@ -51,54 +52,6 @@ static const char *cfg_text =
     "max_parallel_synthesis = 2\n"
     "[srs]\n"
     "param_cache = \"%DIR%\"\n";
-
-static struct cz_client *connect_to(const char *addr)
-{
-    struct cz_client *c = NULL;
-    struct cuzk_error err_s, *err = &err_s;
-    ASSERT_OK(cz_connect(&c, addr, err), err);
-    return c;
-}
-
-/* ---- the independent verifier: our own parameters for synthetic-<n> ---- */
-struct vkit {
-    struct synth_params sp;
-    struct g16_shape shape;
-    struct g16_pk pk;
-    struct g16_pvk *pvk;
-};
-
-static void vkit_make(struct vkit *k, const char *dir, uint64_t n)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    memset(k, 0, sizeof *k);
-    k->sp.n_constraints = n;
-    k->sp.n_public = 2;   /* the daemon's synthetic circuits have two public inputs */
-    ASSERT_OK(synth_build_shape(&k->shape, &k->sp, err), err);
-    ASSERT_OK(g16_setup(&k->pk, &k->shape, test_rng(), pool_default(), err), err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
-    ASSERT_OK(g16_params_write(&k->pk, path, err), err);
-    k->pvk = g16_pvk_new(&k->pk.vk, err);
-    ASSERT_MSG(k->pvk, "pvk: %s", err->msg);
-}
-
-static void vkit_verify(const struct vkit *k, uint64_t seed, const uint8_t *bytes)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    fr_t *in = malloc(k->shape.n_inputs * sizeof(fr_t)), *aux = malloc((k->shape.n_aux + 1) * sizeof(fr_t));
-    ASSERT_OK(synth_witness(in, aux, &k->shape, &k->sp, seed, err), err);
-    struct g16_proof p;
-    ASSERT_OK(g16_proof_from_bytes(&p, bytes, err), err);
-    ASSERT_OK(g16_verify(k->pvk, &p, in + 1, k->shape.n_inputs - 1, err), err);
-    free(in);
-    free(aux);
-}
-
-static void seed_bytes(uint8_t out[8], uint64_t seed)
-{
-    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(seed >> (8 * i));
-}
 
 /* ---- RPC helpers ---- */
 static int submit(struct cz_client *c, const char *rid, uint64_t n, uint32_t parts, uint64_t seed,
@@ -194,7 +147,7 @@ static char *batch_then_kill(struct daemon *d, int done, uint8_t (*early)[N_PART
         memcpy(early[i], a->proof.data, N_PARTS * 192);
         protobuf_c_message_free_unpacked(&a->base, NULL);
     }
-    ASSERT_EQ_INT(h_stop(d, SIGKILL, 10), 128 + SIGKILL);
+    h_kill9_or_fail(d);
     cz_close(c);
     char *log = h_slurp(d->err_path);
     int total = 0;
@@ -207,9 +160,7 @@ static char *batch_then_kill(struct daemon *d, int done, uint8_t (*early)[N_PART
                "(make the jobs larger)", N_JOBS);
     printf("killed with %d of %d jobs completed\n", total, N_JOBS);
     /* run 2's log goes elsewhere */
-    char p1[400];
-    snprintf(p1, sizeof p1, "%s/run1.err", d->dir);
-    rename(d->err_path, p1);
+    h_keep_log(d, "run1.err");
     return log;
 }
 
@@ -248,8 +199,7 @@ static void check_after_restart(struct daemon *d, const struct vkit *k, const ch
 TEST_T(kill9_during_batch_every_job_completes_once, 600)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     static uint8_t early[3][N_PARTS * 192];
@@ -270,15 +220,14 @@ TEST_T(kill9_during_batch_every_job_completes_once, 600)
     }
     free(log2);
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     h_cleanup(&d);
 }
 
 TEST_T(kill9_then_torn_journal_tail, 600)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     static uint8_t early[3][N_PARTS * 192];
@@ -302,7 +251,7 @@ TEST_T(kill9_then_torn_journal_tail, 600)
     check_after_restart(&d, &k, log1, 0, early, 1);
     /* the jobs awaited before the crash whose results survived answer the same proof */
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     h_cleanup(&d);
 }
 
@@ -312,8 +261,7 @@ TEST_T(kill9_then_torn_journal_tail, 600)
 TEST_T(kill9_then_wal_deleted_nothing_lost, 600)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     static uint8_t early[3][N_PARTS * 192];
@@ -328,7 +276,7 @@ TEST_T(kill9_then_wal_deleted_nothing_lost, 600)
     free(log2);
     check_after_restart(&d, &k, log1, 0, early, 3);
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     h_cleanup(&d);
 }
 
@@ -338,8 +286,7 @@ TEST_T(kill9_then_wal_deleted_nothing_lost, 600)
 TEST_T(kill9_then_database_lost_ids_answer_not_found, 300)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     static uint8_t early[2][N_PARTS * 192];
@@ -388,7 +335,7 @@ TEST_T(kill9_then_database_lost_ids_answer_not_found, 300)
     protobuf_c_message_free_unpacked(&a->base, NULL);
     cz_close(c);
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     h_cleanup(&d);
 }
 
@@ -407,8 +354,7 @@ static void *waiter_main(void *arg)
 TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     h_start_or_fail(&d, cfg_text, 60);
@@ -432,7 +378,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     pthread_create(&wt, NULL, waiter_main, &w);
     usleep(200000);
     uint64_t t0 = cuzk_now_ns();
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     double stop_s = (double)(cuzk_now_ns() - t0) / 1e9;
     pthread_join(wt, NULL);
     /* the waiter is answered: not finished, kept for the next start (gRPC UNAVAILABLE) */
@@ -445,18 +391,14 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
      * the one prover's partition only, far less than the 20 s grace */
     ASSERT_MSG(stop_s < 10, "SIGTERM drain took %.1f s", stop_s);
     ASSERT(!strstr(log1, "still on a prover after the"));
-    char p1[400];
-    snprintf(p1, sizeof p1, "%s/run1.err", d.dir);
-    rename(d.err_path, p1);
+    h_keep_log(&d, "run1.err");
     h_start_or_fail(&d, cfg_text, 60);
     static uint8_t none[1][N_PARTS * 192];
     check_after_restart(&d, &k, log1, 0, none, 0);
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     /* a third start: everything is finished, nothing is replayed */
-    char p2[400];
-    snprintf(p2, sizeof p2, "%s/run2.err", d.dir);
-    rename(d.err_path, p2);
+    h_keep_log(&d, "run2.err");
     h_start_or_fail(&d, cfg_text, 60);
     char *log3 = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(log3, "0 unfinished job(s) re-queued");
@@ -465,7 +407,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
     c = connect_to(d.addr);
     await_all_verified(c, &k, N_JOBS, NULL);
     cz_close(c);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     h_cleanup(&d);
 }
 
@@ -476,8 +418,7 @@ TEST_T(sigterm_drain_then_restart_nothing_twice, 600)
 TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     h_start_or_fail(&d, cfg_text, 60);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
@@ -494,7 +435,7 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     cz_close(c);
     usleep(500000);   /* synthesis is far ahead of the one prover by now */
     uint64_t t0 = cuzk_now_ns();
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
+    h_stop_or_fail(&d, 60);
     double stop_s = (double)(cuzk_now_ns() - t0) / 1e9;
     char *log1 = h_slurp(d.err_path);
     const char *line = strstr(log1, "shutting down cuzk engine: ");
@@ -520,12 +461,10 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
         done += completions(log1, id);
     }
     ASSERT_MSG(kept >= 2 && (int)kept + done + (int)on_prover >= NJ, "kept %u, done %d", kept, done);
-    char p1[400];
-    snprintf(p1, sizeof p1, "%s/run1.err", d.dir);
-    rename(d.err_path, p1);
+    h_keep_log(&d, "run1.err");
     /* a job once accepted is never refused: not even by an admission bound below their number */
     char cfg2[1024];
-    snprintf(cfg2, sizeof cfg2, "[daemon]\nmax_queued_jobs = 3\n%s", cfg_text + 9);
+    h_cfg_add(cfg2, sizeof cfg2, cfg_text, "daemon", "max_queued_jobs = 3\n");
     h_start_or_fail(&d, cfg2, 60);
     char *log2 = h_slurp(d.err_path), want[120];
     snprintf(want, sizeof want, "%d unfinished job(s) re-queued", NJ - done);
@@ -533,7 +472,7 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
     ASSERT_STR_CONTAINS(log2, "0 could not be resumed");
     free(log2);
     free(log1);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
+    h_stop_or_fail(&d, 60);
     h_cleanup(&d);
 }
 
@@ -541,20 +480,12 @@ TEST_T(sigterm_counts_only_partitions_on_a_prover, 300)
 TEST_T(state_dir_shared_refused_and_off, 120)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "%sstate_dir = \"%%DIR%%/state\"\n", "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\n");
     h_start_or_fail(&d, cfg, 60);
     struct daemon d2;
-    memset(&d2, 0, sizeof d2);
-    snprintf(d2.dir, sizeof d2.dir, "%s", d.dir);
-    snprintf(d2.cfg_path, sizeof d2.cfg_path, "%s/d2.toml", d.dir);
-    snprintf(d2.out_path, sizeof d2.out_path, "%s/d2.out", d.dir);
-    snprintf(d2.err_path, sizeof d2.err_path, "%s/d2.err", d.dir);
-    FILE *f = fopen(d2.cfg_path, "w");
-    fprintf(f, "[daemon]\nlisten = \"unix://%s/other.sock\"\nstate_dir = \"%s/state\"\n", d.dir, d.dir);
-    fclose(f);
+    h_sibling(&d2, &d, "d2", "[daemon]\nlisten = \"unix://%DIR%/other.sock\"\nstate_dir = \"%DIR%/state\"\n");
     pid_t p2 = h_spawn(&d2, NULL);
     ASSERT_EQ_INT(h_wait(p2, 30), 1);
     char *e2 = h_slurp(d2.err_path), pidmsg[64];
@@ -562,27 +493,23 @@ TEST_T(state_dir_shared_refused_and_off, 120)
     ASSERT_STR_CONTAINS(e2, pidmsg);
     ASSERT_STR_CONTAINS(e2, "state_dir");
     free(e2);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstate_dir = \"off\"\n");
     h_start_or_fail(&d, cfg, 60);
     char *e = h_slurp(d.err_path);
     ASSERT_STR_CONTAINS(e, "accepted jobs live in memory only");
     free(e);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     struct stat st;
     char sd[400];
     snprintf(sd, sizeof sd, "%s/cuzk.sock.state", d.dir);
     ASSERT_MSG(stat(sd, &st) != 0, "state_dir = \"off\" created %s", sd);
     /* a relative path is a configuration error naming the key */
-    f = fopen(d2.cfg_path, "w");
-    fprintf(f, "[daemon]\nlisten = \"unix://%s/other.sock\"\nstate_dir = \"state\"\n", d.dir);
-    fclose(f);
-    const char *check[] = {"--check-config", NULL};
-    p2 = h_spawn(&d2, check);
-    ASSERT_EQ_INT(h_wait(p2, 30), 1);
-    e2 = h_slurp(d2.err_path);
-    ASSERT_STR_CONTAINS(e2, "[daemon] state_dir = \"state\": expected an absolute directory path");
-    free(e2);
+    char *e2c = NULL;
+    ASSERT_EQ_INT(h_check_config(&d2, "[daemon]\nlisten = \"unix://%DIR%/other.sock\"\nstate_dir = \"state\"\n",
+                                 &e2c), 1);
+    ASSERT_STR_CONTAINS(e2c, "[daemon] state_dir = \"state\": expected an absolute directory path");
+    free(e2c);
     h_cleanup(&d);
 }
 
@@ -591,8 +518,7 @@ TEST_T(state_dir_shared_refused_and_off, 120)
 TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char mnt[400];
     snprintf(mnt, sizeof mnt, "%s/state", d.dir);
     ASSERT(mkdir(mnt, 0755) == 0);
@@ -604,8 +530,7 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     struct vkit k;
     vkit_make(&k, d.dir, N_CONS);
     char cfg[2048];
-    /* cfg_text starts with its [daemon] section: the key goes there */
-    snprintf(cfg, sizeof cfg, "[daemon]\nstate_dir = \"%%DIR%%/state\"\n%s", cfg_text + 9);
+    h_cfg_add(cfg, sizeof cfg, cfg_text, "daemon", "state_dir = \"%DIR%/state\"\n");
     h_start_or_fail(&d, cfg, 60);
     struct cz_client *c = connect_to(d.addr);
     char det[512];
@@ -650,8 +575,8 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     ASSERT_EQ_INT(await_job(c, "no-room", 0, &a, det), 5);   /* never accepted: NOT_FOUND */
     cz_close(c);
     unlink(filler);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
-    rename(d.err_path, filler);
+    h_stop_or_fail(&d, 30);
+    h_keep_log(&d, "run1.err");
     h_start_or_fail(&d, cfg, 60);
     c = connect_to(d.addr);
     await_all_verified(c, &k, 3, NULL);
@@ -659,7 +584,7 @@ TEST_T(disk_full_resource_exhausted_nothing_lost, 300)
     char *log = h_slurp(d.err_path);
     ASSERT(!strstr(log, "proof completed"));   /* answered from the journal, not proved again */
     free(log);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+    h_stop_or_fail(&d, 30);
     umount(mnt);
     h_cleanup(&d);
 }
@@ -674,8 +599,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     porep_fixture_get(&fx);
     struct cuzk_error err_s = {0}, *err = &err_s;
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     h_link_params(d.dir, fx.stem, fx.params);
     const struct fil_seal_proof *p = fil_seal_proof_by_name("StackedDrg2KiBV1_1");
     struct fil_c1 c1;
@@ -704,7 +628,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     protobuf_c_message_free_unpacked(m, NULL);
     cz_close(cl);
     usleep(500000);   /* accepted, loading its SRS: far from finished (the proof takes ~15 s) */
-    ASSERT_EQ_INT(h_stop(&d, SIGKILL, 10), 128 + SIGKILL);
+    h_kill9_or_fail(&d);
     char *log1 = h_slurp(d.err_path);
     ASSERT_MSG(!strstr(log1, "proof completed: job=\"porep-crash\""), "finished before the kill");
     free(log1);
@@ -734,7 +658,7 @@ TEST_T(kill9_porep_job_replayed, 900)
     g16_vk_free(&vk);
     fil_c1_free(&c1);
     cuzk_free(good);
-    ASSERT_EQ_INT(h_stop(&d, SIGTERM, 60), 0);
+    h_stop_or_fail(&d, 60);
     h_cleanup(&d);
 }
 #endif

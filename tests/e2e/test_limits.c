@@ -26,17 +26,6 @@ TEST(limits_need_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no daemo
 
 /* ------------------------------------------------------------- helpers -- */
 
-static void start_plain(struct daemon *d, const char *cfg)
-{
-    memset(d, 0, sizeof *d);
-    h_tmpdir(d->dir, sizeof d->dir);
-    snprintf(d->addr, sizeof d->addr, "unix://%s/cuzk.sock", d->dir);
-    if (!h_start(d, cfg, 30)) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
-}
-
 /* A /proc/PID/status field in kB (VmRSS, VmHWM). */
 static long status_kb(pid_t pid, const char *field)
 {
@@ -137,8 +126,9 @@ static uint8_t *zeros_c1_request(size_t inner_bytes, size_t *len)
 TEST_T(large_parses_bounded_and_memory_returned, 240)
 {
     struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_large_requests = 1\n[memory]\ntotal_budget = \"1GiB\"\n");
+    h_new(&d);
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                        "max_large_requests = 1\n[memory]\ntotal_budget = \"1GiB\"\n", 30);
     size_t ml;
     uint8_t *msg = zeros_c1_request(8u << 20, &ml);
     long base = status_kb(d.pid, "VmRSS");
@@ -169,8 +159,9 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
 TEST_T(request_bytes_count_in_the_budget, 300)
 {
     struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_message_size = \"512MiB\"\n[memory]\ntotal_budget = \"2GiB\"\n");
+    h_new(&d);
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                        "max_message_size = \"512MiB\"\n[memory]\ntotal_budget = \"2GiB\"\n", 30);
     const size_t sizes[2] = {(size_t)187 << 20, (size_t)75 << 20};   /* ~250 and ~100 MiB on the wire */
     for (int k = 0; k < 2; k++) {
         size_t ml;
@@ -241,7 +232,8 @@ TEST_T(http_status_answers_despite_slow_clients, 120)
     char cfg[600];
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstate_dir = \"off\"\n"
              "status_listen = \"127.0.0.1:%d\"\n", hp);
-    start_plain(&d, cfg);
+    h_new(&d);
+    h_start_or_fail(&d, cfg, 30);
     struct sockaddr_in a = loopback(hp);
     int idle[100];
     for (int i = 0; i < 100; i++) {

@@ -48,8 +48,7 @@ TEST_T(curio_example_config_proves_a_job, 180)
 {
     char *cfg = repo_file("tests/data/curio-cuzk.example.toml");
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char params[300];
     snprintf(params, sizeof params, "%s/params", d.dir);
     ASSERT(mkdir(params, 0755) == 0);
@@ -89,8 +88,7 @@ TEST_T(curio_example_config_proves_a_job, 180)
 static char *live_metrics(void)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     int hp = h_free_port();
     char cfg[512];
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstatus_listen = "
@@ -205,7 +203,7 @@ TEST_T(telemetry_says_in_one_line_whether_nvml_loaded, 120)
     static const char *libs[2] = {"/nonexistent/libnvidia-ml.so.1", FAKE_NVML_PATH};
     for (int i = 0; i < 2; i++) {
         struct daemon d;
-        memset(&d, 0, sizeof d);
+        h_new(&d);
         char cfg[600];
         snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\n[memory]\n"
                  "total_budget = \"1GiB\"\n[gpus]\nnvml_library = \"%s\"\n", libs[i]);

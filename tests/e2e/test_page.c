@@ -103,8 +103,7 @@ TEST_T(status_page_in_chromium, 600)
 {
     if (!have_chromium()) test_skip("chromium not installed (scripts/install-deps.sh installs it)");
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char path[600], cmd[2048];
 
     /* the large jobs' key, as a file the daemon reads with full checks (seconds) */

@@ -33,41 +33,6 @@ TEST(security_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no da
 
 /* ------------------------------------------------------------- helpers -- */
 
-static void start_or_fail(struct daemon *d, const char *cfg, const char *addr)
-{
-    ASSERT(strlen(addr) < sizeof d->addr);
-    memcpy(d->addr, addr, strlen(addr) + 1);
-    if (!h_start(d, cfg, 30)) {
-        char *e = h_slurp(d->err_path);
-        test_fail_at(__FILE__, __LINE__, "daemon did not become ready; stderr:\n%s", e);
-    }
-}
-
-/* Write cfg (with %DIR%) to d's config file and run --check-config: its exit code; stderr and
- * stdout together in *out. */
-static int check_config(struct daemon *d, const char *cfg, char **out)
-{
-    snprintf(d->cfg_path, sizeof d->cfg_path, "%s/cuzk.toml", d->dir);
-    snprintf(d->out_path, sizeof d->out_path, "%s/check.out", d->dir);
-    snprintf(d->err_path, sizeof d->err_path, "%s/check.err", d->dir);
-    FILE *f = fopen(d->cfg_path, "w");
-    ASSERT(f);
-    for (const char *p = cfg; *p; p++) {
-        if (!strncmp(p, "%DIR%", 5)) { fputs(d->dir, f); p += 4; }
-        else fputc(*p, f);
-    }
-    fclose(f);
-    const char *extra[] = {"--check-config", NULL};
-    pid_t pid = h_spawn(d, extra);
-    int rc = h_wait(pid, 30);
-    char *o = h_slurp(d->out_path), *e = h_slurp(d->err_path);
-    *out = malloc(strlen(o) + strlen(e) + 2);
-    sprintf(*out, "%s\n%s", o, e);
-    free(o);
-    free(e);
-    return rc;
-}
-
 static struct cz_client *connect_opts(const char *addr, const struct cz_opts *o)
 {
     struct cz_client *c = NULL;
@@ -208,8 +173,7 @@ static void make_certs(const char *dir)
 TEST_T(tls_and_token_refuse_wrong_clients_and_prove_for_the_right_one, 240)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     make_certs(d.dir);
     int port = h_free_port(), hp = h_free_port();
     char cfg[2048], addr[64], http[64];
@@ -220,7 +184,7 @@ TEST_T(tls_and_token_refuse_wrong_clients_and_prove_for_the_right_one, 240)
              "[memory]\ntotal_budget = \"1GiB\"\n[srs]\nparam_cache = \"%%DIR%%\"\n", port, hp);
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
     snprintf(http, sizeof http, "127.0.0.1:%d", hp);
-    start_or_fail(&d, cfg, addr);
+    h_start_at_or_fail(&d, cfg, addr, 30);
     char f_ca[400], f_cert[400], f_key[400], f_rcert[400], f_rkey[400], f_rogue[400],
         f_tok[400], f_wrong[400];
     snprintf(f_ca, sizeof f_ca, "%s/ca.pem", d.dir);
@@ -300,8 +264,7 @@ TEST_T(tls_and_token_refuse_wrong_clients_and_prove_for_the_right_one, 240)
 TEST_T(token_on_unix_socket, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char path[400], addr[420];
     snprintf(path, sizeof path, "%s/token", d.dir);
     FILE *f = fopen(path, "w");
@@ -309,8 +272,8 @@ TEST_T(token_on_unix_socket, 60)
     fclose(f);
     chmod(path, 0600);
     snprintf(addr, sizeof addr, "unix://%s/cuzk.sock", d.dir);
-    start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                      "auth_token_file = \"%DIR%/token\"\n[srs]\nparam_cache = \"%DIR%\"\n", addr);
+    h_start_at_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                           "auth_token_file = \"%DIR%/token\"\n[srs]\nparam_cache = \"%DIR%\"\n", addr, 30);
     char det[512];
     struct cz_client *c = connect_opts(addr, NULL);
     Cuzk__V1__ProveResponse *r = NULL;
@@ -328,12 +291,11 @@ TEST_T(token_on_unix_socket, 60)
 TEST_T(remote_listener_needs_tls_or_token, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char cfg[512], *out = NULL;
     int port = h_free_port();
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"0.0.0.0:%d\"\nstate_dir = \"off\"\n", port);
-    ASSERT_EQ_INT(check_config(&d, cfg, &out), 1);
+    ASSERT_EQ_INT(h_check_config(&d, cfg, &out), 1);
     ASSERT_STR_CONTAINS(out, "neither tls_cert nor auth_token_file is set");
     ASSERT_STR_CONTAINS(out, "allow_insecure_remote");
     free(out);
@@ -344,18 +306,18 @@ TEST_T(remote_listener_needs_tls_or_token, 60)
     free(out);
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"0.0.0.0:%d\"\nstate_dir = \"off\"\n"
              "allow_insecure_remote = true\n", port);
-    ASSERT_EQ_INT(check_config(&d, cfg, &out), 0);
+    ASSERT_EQ_INT(h_check_config(&d, cfg, &out), 0);
     ASSERT_STR_CONTAINS(out, "serves other hosts without TLS or a token");
     free(out);
     /* the status listener on all interfaces without a token: refused too */
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/c.sock\"\nstatus_listen = "
              "\"0.0.0.0:%d\"\n", port);
-    ASSERT_EQ_INT(check_config(&d, cfg, &out), 1);
+    ASSERT_EQ_INT(h_check_config(&d, cfg, &out), 1);
     ASSERT_STR_CONTAINS(out, "status_listen");
     free(out);
     /* loopback stays as it was: no TLS, no token */
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"127.0.0.1:%d\"\n", port);
-    ASSERT_EQ_INT(check_config(&d, cfg, &out), 0);
+    ASSERT_EQ_INT(h_check_config(&d, cfg, &out), 0);
     free(out);
     h_cleanup(&d);
 }
@@ -365,10 +327,9 @@ TEST_T(remote_listener_needs_tls_or_token, 60)
 static void expect_config_error(const char *cfg, const char *msg)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char *out = NULL;
-    int rc = check_config(&d, cfg, &out);
+    int rc = h_check_config(&d, cfg, &out);
     ASSERT_MSG(rc == 1, "--check-config accepted it (exit %d): %s", rc, out);
     ASSERT_STR_CONTAINS(out, msg);
     free(out);
@@ -405,10 +366,9 @@ TEST_T(config_gpu_devices_without_cuda, 30)
 TEST_T(config_safety_margin_larger_than_memory_warns_the_budget, 30)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char *out = NULL;
-    ASSERT_EQ_INT(check_config(&d, "[daemon]\nlisten = \"unix://%DIR%/c.sock\"\n[memory]\n"
+    ASSERT_EQ_INT(h_check_config(&d, "[daemon]\nlisten = \"unix://%DIR%/c.sock\"\n[memory]\n"
                                    "safety_margin = \"100TiB\"\n", &out), 0);
     ASSERT_STR_CONTAINS(out, "[memory] safety_margin = 102400.0 GiB leaves nothing of MemTotal");
     ASSERT_STR_CONTAINS(out, "the memory budget is the 256 MiB minimum");
@@ -429,8 +389,7 @@ TEST_T(config_durations_that_would_wrap, 30)
 TEST_T(socket_mode_is_set_whatever_the_umask, 60)
 {
     struct daemon d;
-    memset(&d, 0, sizeof d);
-    h_tmpdir(d.dir, sizeof d.dir);
+    h_new(&d);
     char addr[400], sock[400];
     snprintf(addr, sizeof addr, "unix://%s/cuzk.sock", d.dir);
     snprintf(sock, sizeof sock, "%s/cuzk.sock", d.dir);
@@ -449,7 +408,7 @@ TEST_T(socket_mode_is_set_whatever_the_umask, 60)
         unsigned mode = st.st_mode & 0777;
         if (mode != cases[i].mode) umask(old);
         ASSERT_MSG(mode == cases[i].mode, "socket mode %04o, expected %04o", mode, cases[i].mode);
-        ASSERT_EQ_INT(h_stop(&d, SIGTERM, 30), 0);
+        h_stop_or_fail(&d, 30);
     }
     umask(old);
     (void)addr;
@@ -461,15 +420,6 @@ TEST_T(socket_mode_is_set_whatever_the_umask, 60)
 static const char *plain_cfg =
     "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
     "[memory]\ntotal_budget = \"1GiB\"\n[srs]\nparam_cache = \"%DIR%\"\n";
-
-static void start_plain(struct daemon *d, const char *cfg)
-{
-    memset(d, 0, sizeof *d);
-    h_tmpdir(d->dir, sizeof d->dir);
-    char addr[400];
-    snprintf(addr, sizeof addr, "unix://%s/cuzk.sock", d->dir);
-    start_or_fail(d, cfg, addr);
-}
 
 /* No line of the log may start with forged text. */
 static void assert_no_line_starts_with(const char *log, const char *forged)
@@ -483,7 +433,8 @@ static void assert_no_line_starts_with(const char *log, const char *forged)
 TEST_T(log_forging_ids_with_newlines, 60)
 {
     struct daemon d;
-    start_plain(&d, plain_cfg);
+    h_new(&d);
+    h_start_or_fail(&d, plain_cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[4][512];
     const char *fake_err = "2026-01-01T00:00:00.000Z error FORGED-ERROR";
@@ -527,7 +478,8 @@ TEST_T(log_forging_ids_with_newlines, 60)
 TEST_T(log_quotes_printable_ids, 60)
 {
     struct daemon d;
-    start_plain(&d, plain_cfg);
+    h_new(&d);
+    h_start_or_fail(&d, plain_cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
     const char *ids[2] = {"a kind=porep status=FAILED", "x,y,z"};
@@ -571,7 +523,8 @@ TEST_T(log_quotes_printable_ids, 60)
 TEST_T(request_id_not_utf8_or_too_long, 60)
 {
     struct daemon d;
-    start_plain(&d, plain_cfg);
+    h_new(&d);
+    h_start_or_fail(&d, plain_cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
     ASSERT_EQ_INT(submit_synth(c, "bad-\xff\xfe-utf8", 256, 1, det), 3);
@@ -591,7 +544,8 @@ TEST_T(request_id_not_utf8_or_too_long, 60)
 TEST_T(nul_bytes_in_ids_are_refused, 60)
 {
     struct daemon d;
-    start_plain(&d, plain_cfg);
+    h_new(&d);
+    h_start_or_fail(&d, plain_cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
     uint8_t seed[8] = {1};
@@ -641,9 +595,10 @@ TEST_T(nul_bytes_in_ids_are_refused, 60)
 TEST_T(queue_bound_refuses_with_the_limit_named, 120)
 {
     struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_queued_jobs = 3\n[memory]\ntotal_budget = \"1GiB\"\n"
-                    "[srs]\nparam_cache = \"%DIR%\"\n");
+    h_new(&d);
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                        "max_queued_jobs = 3\n[memory]\ntotal_budget = \"1GiB\"\n"
+                        "[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512], id[32];
     for (int i = 0; i < 3; i++) {
@@ -678,9 +633,10 @@ static void *await_long(void *arg)
 TEST_T(waiters_are_capped, 120)
 {
     struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_waiters = 2\n[memory]\ntotal_budget = \"1GiB\"\n"
-                    "[srs]\nparam_cache = \"%DIR%\"\n");
+    h_new(&d);
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                        "max_waiters = 2\n[memory]\ntotal_budget = \"1GiB\"\n"
+                        "[srs]\nparam_cache = \"%DIR%\"\n", 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
     ASSERT_EQ_INT(submit_synth(c, "long", 4096, 64, det), 0);
@@ -732,8 +688,9 @@ static void *send_big(void *arg)
 TEST_T(large_prove_calls_wait_for_their_proofs_concurrently, 240)
 {
     struct daemon d;
-    start_plain(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
-                    "max_large_requests = 1\n[memory]\ntotal_budget = \"2GiB\"\n");
+    h_new(&d);
+    h_start_or_fail(&d, "[daemon]\nlisten = \"unix://%DIR%/cuzk.sock\"\nstate_dir = \"off\"\n"
+                        "max_large_requests = 1\n[memory]\ntotal_budget = \"2GiB\"\n", 30);
     static uint8_t pad[2u << 20];
     ProtobufCBinaryData vp = {sizeof pad, pad};
     struct big_ctx b[2];
@@ -784,7 +741,8 @@ TEST_T(status_is_paged, 180)
              "status_listen = \"127.0.0.1:%d\"\n[memory]\ntotal_budget = \"1GiB\"\n"
              "[srs]\nparam_cache = \"%%DIR%%\"\n", hp);
     snprintf(http, sizeof http, "127.0.0.1:%d", hp);
-    start_plain(&d, cfg);
+    h_new(&d);
+    h_start_or_fail(&d, cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512], id[32];
     for (int i = 0; i < 150; i++) {
@@ -817,7 +775,8 @@ TEST_T(http_idle_connections_make_no_threads, 120)
     snprintf(cfg, sizeof cfg, "[daemon]\nlisten = \"unix://%%DIR%%/cuzk.sock\"\nstate_dir = \"off\"\n"
              "status_listen = \"127.0.0.1:%d\"\n", hp);
     snprintf(http, sizeof http, "127.0.0.1:%d", hp);
-    start_plain(&d, cfg);
+    h_new(&d);
+    h_start_or_fail(&d, cfg, 30);
     char *resp = NULL;
     ASSERT_EQ_INT(http_raw(http, "/metrics", NULL, &resp), 200);
     ASSERT_MSG(!strstr(resp, "Access-Control-Allow-Origin"), "CORS header sent:\n%.400s", resp);
@@ -858,7 +817,8 @@ TEST_T(porep_c1_with_changed_ticket_is_refused, 120)
     struct fil_c1 c1;
     ASSERT_OK(fil_c1_generate(&c1, p, 1000, 42, test_seed(), err), err);
     struct daemon d;
-    start_plain(&d, plain_cfg);
+    h_new(&d);
+    h_start_or_fail(&d, plain_cfg, 30);
     struct cz_client *c = connect_opts(d.addr, NULL);
     char det[512];
     for (int variant = 0; variant < 5; variant++) {
