@@ -676,6 +676,11 @@ extern "C" unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx)
     return ctx ? ctx->msm_last_aff : 0;
 }
 
+extern "C" unsigned gpu_ctx_msm_parts(const struct gpu_ctx *ctx)
+{
+    return ctx ? ctx->msm_last_parts : 0;
+}
+
 extern "C" bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx)
 {
     return ctx && ctx->h_last_tab;

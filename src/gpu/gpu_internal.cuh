@@ -177,6 +177,7 @@ struct gpu_ctx {
     struct gpu_stream_stats stream_stats;
     unsigned msm_last_c, msm_last_g;   /* the last MSM's window bits and windows per group */
     unsigned msm_last_aff;             /* and its batch-affine rounds (0: none) */
+    unsigned msm_last_parts;           /* the parts it ran in (msm_parts) */
     unsigned sum_last_aff;             /* batch-affine rounds of the last 0/1 sum (0: XYZZ only) */
     bool msm_last_planes;              /* and whether its digits came from word planes */
     /* pinned staging for uploads from pageable memory (gpu_h2d): [GPU_STAGER_MAIN] for the

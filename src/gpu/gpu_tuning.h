@@ -117,6 +117,8 @@ void gpu_ctx_stream_stats(const struct gpu_ctx *ctx, struct gpu_stream_stats *ou
 void gpu_ctx_msm_plan(const struct gpu_ctx *ctx, unsigned *window_bits, unsigned *windows_per_group);
 /* Batch-affine rounds the last MSM's first window group ran before its XYZZ accumulation. */
 unsigned gpu_ctx_msm_aff_rounds(const struct gpu_ctx *ctx);
+/* Parts the last MSM ran in (more than 1: its rounds fit only for fewer points; msm_parts). */
+unsigned gpu_ctx_msm_parts(const struct gpu_ctx *ctx);
 /* Whether the last h pipeline took its coset factors from the per-position table (domains
  * from 2^16 with 256 bytes per element of GPU memory free) rather than two small tables. */
 bool gpu_ctx_h_shift_table(const struct gpu_ctx *ctx);

@@ -521,7 +521,7 @@ static int msm_finish(typename host_grp<F>::J *out, const d_xyzz<F> *win, unsign
 }
 
 template <class F>
-static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_aff<F> *bases,
+static int msm_one(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_aff<F> *bases,
                    const dfr *scalars, const uint32_t *idx, size_t n, const d_xyzz<F> *extra,
                    cudaStream_t st, struct cuzk_error *err)
 {
@@ -683,6 +683,34 @@ static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_af
     /* the last reductions (rs is in order) before the window sums are read */
     if (ovl) CK(cudaStreamWaitEvent(st, ctx->red_ev[(grp - 1) & 1], 0));
     return msm_finish<F>(out, (const d_xyzz<F> *)win, n ? W : 0, ws, extra, st, err);
+}
+
+static void host_jac_add(g1_jac_t *r, const g1_jac_t *p) { g1_jac_add(r, r, p); }
+static void host_jac_add(g2_jac_t *r, const g2_jac_t *p) { g2_jac_add(r, r, p); }
+
+/* The MSM, in msm_parts' parts: consecutive ranges of the points (of idx when given), each its
+ * own msm_one, the results added on the host (extra goes with the first). */
+template <class F>
+static int msm_dev(struct gpu_ctx *ctx, typename host_grp<F>::J *out, const d_aff<F> *bases,
+                   const dfr *scalars, const uint32_t *idx, size_t n, const d_xyzz<F> *extra,
+                   cudaStream_t st, struct cuzk_error *err)
+{
+    const unsigned parts = n ? msm_parts(ctx, msm_grp_of<F>(), n) : 1;
+    const size_t per = (n + parts - 1) / parts;
+    int rc;
+    size_t j0 = 0;
+    unsigned p = 0;
+    do {
+        const size_t np = n - j0 < per ? n - j0 : per;
+        typename host_grp<F>::J part;
+        rc = msm_one<F>(ctx, p ? &part : out, idx ? bases : bases + j0, scalars + j0, idx ? idx + j0 : NULL, np,
+                        p ? NULL : extra, st, err);
+        if (!rc && p) host_jac_add(out, &part);
+        j0 += per;
+        p++;
+    } while (!rc && j0 < n);
+    ctx->msm_last_parts = parts;
+    return rc;
 }
 
 int gpu_g1_msm_dev(struct gpu_ctx *ctx, g1_jac_t *out, const g1a_d *bases, const dfr *scalars,

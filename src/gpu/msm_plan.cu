@@ -259,7 +259,8 @@ static size_t split_reserve(const struct gpu_ctx *ctx)
  * prover's prefetch), or the prover's exact ctx->msm_reserve during its MSMs, or msm.reserve;
  * every group leaves the room the prover's 0/1 splits still need (split_reserve). */
 #define GPU_MSM_RESERVE ((size_t)8 << 30)
-int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, struct cuzk_error *err)
+static int msm_plan_calc(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, size_t *avail_out,
+                         size_t *extra_out, struct cuzk_error *err)
 {
     unsigned c, W;
     msm_window(n, G.g2, &c, &W);
@@ -316,6 +317,18 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
     out->W = W;
     out->g = g;
     out->ws = msm_widths_of(c, W);
+    *avail_out = avail;
+    *extra_out = extra;
+    return CUZK_OK;
+}
+
+int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, struct cuzk_error *err)
+{
+    size_t avail = 0, extra = 0;
+    int rc = msm_plan_calc(ctx, G, n, out, &avail, &extra, err);
+    if (rc) return rc;
+    const unsigned c = out->c, W = out->W, g = out->g;
+    const bool aff = out->aff;
     ctx->msm_last_c = c;
     ctx->msm_last_g = g;
     ctx->msm_last_aff = 0;   /* set by the first window group */
@@ -328,4 +341,23 @@ int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, st
                 out->planes && ctx->msm_sc_dead ? " (in place)" : "", avail / 1073741824.0,
                 extra / 1073741824.0);
     return CUZK_OK;
+}
+
+/* An MSM whose batch-affine rounds do not fit beside what the prover holds (a streamed
+ * WindowPoSt key's 90 M-point B_G2 on an 80 GB card) runs without them ~1.6x slower; the same
+ * points in two or four parts, each with rounds of its size, cost a second or fourth set of
+ * window reductions instead (decisions.md, "An MSM runs in parts where its rounds fit only
+ * so"). The number of parts: 1 when the whole MSM keeps its rounds (or would run none). */
+unsigned msm_parts(struct gpu_ctx *ctx, const msm_grp &G, size_t n)
+{
+    msm_shape sh;
+    size_t avail, extra;
+    if (msm_plan_calc(ctx, G, n, &sh, &avail, &extra, NULL) || sh.aff) return 1;
+    if (!msm_aff_rounds(ctx, G, n, n, (size_t)1 << (sh.c - 1)).rounds) return 1;
+    for (unsigned k = 2; k <= MSM_MAX_PARTS; k *= 2) {
+        const size_t nk = (n + k - 1) / k;
+        if (msm_plan_calc(ctx, G, nk, &sh, &avail, &extra, NULL)) return 1;
+        if (sh.aff && msm_aff_rounds(ctx, G, nk, (size_t)sh.g * nk, (size_t)sh.g << (sh.c - 1)).rounds) return k;
+    }
+    return 1;
 }

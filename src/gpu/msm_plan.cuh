@@ -108,5 +108,8 @@ struct msm_shape {
     bool aff, planes;
 };
 int msm_plan(struct gpu_ctx *ctx, const msm_grp &G, size_t n, msm_shape *out, struct cuzk_error *err);
+/* Parts an MSM of n points runs in so that each keeps its batch-affine rounds (1..MSM_MAX_PARTS). */
+#define MSM_MAX_PARTS 4u
+unsigned msm_parts(struct gpu_ctx *ctx, const msm_grp &G, size_t n);
 
 #endif

@@ -125,6 +125,7 @@ struct streamer {
     int npieces, first[NVEC + 1], vec[STREAM_MAX_PIECES];
     size_t off[STREAM_MAX_PIECES], pts[STREAM_MAX_PIECES], psize[NVEC];
     void *dev[3];
+    size_t buf_bytes;   /* each of dev[0..nbuf) */
     int nbuf;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -225,6 +226,7 @@ static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct
         }
     }
     sm->first[NVEC] = sm->npieces;
+    sm->buf_bytes = mx;
     const int maxb = stream_bufs_max();
     int rc = gpu_stream_prepare(ctx, err);
     if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
@@ -288,6 +290,18 @@ static int bases_of(struct streamer *sm, int i, const void **d, const void *resi
     *d = sm->dev[i % sm->nbuf];
     *off = sm->off[i], *n = sm->pts[i];
     return CUZK_OK;
+}
+
+/* A buffer that no piece from i on goes to (sm NULL or none: NULL): its last piece was consumed
+ * before piece i's MSM, and nothing more is uploaded into it. */
+static void *stream_idle_buffer(const struct streamer *sm, int i)
+{
+    for (int b = 0; sm && b < sm->nbuf; b++) {
+        bool used = false;
+        for (int p = i; p < sm->npieces && !used; p++) used = p % sm->nbuf == b;
+        if (!used) return sm->dev[b];
+    }
+    return NULL;
 }
 
 static void stream_consumed(struct streamer *sm, int i)
@@ -868,6 +882,22 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     return rc;
 }
 
+static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t bytes);
+
+/* A streamed key's buffer that its last pieces no longer need (the whole-vector plan's b_g1
+ * buffer during B_G2) holds the batch-affine rounds of the tail MSMs: their first and second
+ * points and prefix products, in the rounds' 2 : 1 : 1 proportion of bytes. A 90 M-point G2
+ * MSM beside a streamed WindowPoSt key has no other room for them (gpu.md). */
+static void msm_loan_idle_buffer(struct gpu_ctx *ctx, const struct streamer *sm, int i)
+{
+    char *b = (char *)stream_idle_buffer(sm, i);
+    if (!b) return;
+    const size_t q = sm->buf_bytes / 4 / 256 * 256;
+    msm_loan(ctx, SL_AFF_PTS0, b, 2 * q);
+    msm_loan(ctx, SL_AFF_PTS1, b + 2 * q, q);
+    msm_loan(ctx, SL_AFF_PRE, b + 3 * q, q);
+}
+
 static void jac_add(g1_jac_t *out, const g1_jac_t *p) { g1_jac_add(out, out, p); }
 static void jac_add(g2_jac_t *out, const g2_jac_t *p) { g2_jac_add(out, out, p); }
 
@@ -888,6 +918,7 @@ static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, cons
         const void *b;
         uint64_t p0, np;
         rc = bases_of(sm, i, &b, resident, n_all, &p0, &np, wait_ns ? wait_ns : &unused, err);
+        if (!rc) msm_loan_idle_buffer(ctx, sm, i);
         if (!rc && !(reuse && i1 - i0 == 1))
             rc = split_scalars(ctx, sp, dw, sel ? sel + p0 : NULL, sel ? 0 : off + (uint32_t)p0, np, st, err);
         J part;

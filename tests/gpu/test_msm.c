@@ -571,3 +571,39 @@ TEST(msm_digit_planes_match_cpu)
     gpu_tuning_reset();
     gpu_ctx_free(ctx);
 }
+
+/* An MSM whose batch-affine rounds do not fit in the GPU memory left (msm.mem_cap, fresh
+ * contexts) but fit for half or a quarter of its points runs in that many parts (msm_parts),
+ * each with its rounds; the sum is exact. Swept over caps from none of the rounds fitting to
+ * all of them: every cap exact, parts only with rounds, at least one cap in parts, the largest
+ * cap in one part. One window per sort (msm.sort_base_lg) as at the sizes where this happens. */
+TEST(msm_runs_in_parts_where_only_parts_keep_their_rounds)
+{
+    gpu_tune("msm.aff_min_n_g1=0");
+    gpu_tune("msm.aff_min_n_g2=0");
+    gpu_tune("msm.aff_minpt_g1=2");
+    gpu_tune("msm.aff_minpt_g2=2");
+    gpu_tune("msm.sort_base_lg=10");
+    set_msm_aff(3, 2);
+    for (int g2 = 0; g2 < 2; g2++) {
+        const size_t n = g2 ? 20011 : 65537;
+        unsigned in_parts = 0, last_parts = 0, last_rounds = 0;
+        for (size_t mb = 65; mb <= 110; mb++) {
+            gpu_tune("msm.mem_cap=%zu", mb << 20);
+            struct gpu_ctx *ctx = gpu_test_ctx();
+            if (g2) check_g2(ctx, n, SC_RANDOM);
+            else check_g1(ctx, n, SC_RANDOM, true);
+            last_parts = gpu_ctx_msm_parts(ctx);
+            last_rounds = gpu_ctx_msm_aff_rounds(ctx);
+            ASSERT_MSG(last_parts >= 1 && last_parts <= 4, "G%d cap %zu MiB: %u parts", g2 + 1, mb, last_parts);
+            ASSERT_MSG(last_parts == 1 || last_rounds > 0, "G%d cap %zu MiB: %u parts without rounds", g2 + 1, mb,
+                       last_parts);
+            if (last_parts > 1) in_parts++;
+            gpu_ctx_free(ctx);
+        }
+        ASSERT_MSG(in_parts > 0, "G%d n=%zu: no cap ran the MSM in parts", g2 + 1, n);
+        ASSERT_MSG(last_parts == 1 && last_rounds > 0, "G%d: with 110 MiB %u parts, %u rounds (want 1 part with rounds)",
+                   g2 + 1, last_parts, last_rounds);
+    }
+    gpu_tuning_reset();
+}
