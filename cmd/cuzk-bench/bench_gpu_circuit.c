@@ -88,10 +88,17 @@ static int snap_witness(struct plike *pl, const struct fil_circuit *c, struct cu
 
 BENCH_CMD(gpu_circuit, "gpu-circuit",
           "GPU prove of a Filecoin circuit's real shape and witness on a random SRS (timed, not verified): "
-          "gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE [--reps R] [--pipeline P] [--device D] [--trace 1]")
+          "gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE [--reps R] [--pipeline P] [--device D] "
+          BENCH_GPU_TUNING_OPTS " [--vary NAME=v1,v2,... (the proves once per value of tuning knob NAME)]")
 {
     const char *kind_s = NULL, *size_s = "32GiB";
     int reps = 3, pipeline = 0, dev = 0;
+    struct bench_gpu_vary vy;
+    char *args[64];
+    int nargs;
+    if (bench_gpu_parse_tuning("gpu-circuit", argc, argv, &vy, args, &nargs)) return 2;
+    argc = nargs;
+    argv = args;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (!strcmp(a, "--kind")) kind_s = v;
@@ -99,7 +106,6 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--pipeline")) pipeline = atoi(v);
         else if (!strcmp(a, "--device")) dev = atoi(v);
-        else if (!strcmp(a, "--trace")) bench_gpu_trace(atoi(v) != 0);
         else goto usage;
     }
     if (!kind_s || argc % 2 == 0 || reps < 1 || reps > 100 || pipeline < 0 || pipeline > 100) goto usage;
@@ -141,6 +147,10 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
                     (unsigned long long)pk.n_b);
     fflush(stdout);
     struct gpu_ctx *ctx = NULL;
+    if (!rc && vy.n) {
+        if (bench_gpu_vary_apply("gpu-circuit", &vy, 0)) return 2;
+        printf("[vary] %s=%s\n", vy.name, vy.vals[0]);
+    }
     if (!rc && !(ctx = open_gpu(dev))) rc = cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context on device %d", dev);
     bool streamed = false;
     if (!rc) rc = pl_time(ctx, &pl, reps, false, &err);
@@ -155,6 +165,19 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
         ctx = open_gpu(dev);
         rc = ctx ? pl_time(ctx, &pl, reps, true, &err) : cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context");
     }
+    /* --vary: the other values, each on a fresh context in the mode the first one found */
+    for (int v = 1; !rc && v < vy.n; v++) {
+        if (bench_gpu_vary_apply("gpu-circuit", &vy, v)) {
+            rc = CUZK_E_INVALID_ARG;
+            snprintf(err.msg, sizeof err.msg, "--vary %s=%s", vy.name, vy.vals[v]);
+            break;
+        }
+        printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
+        gpu_ctx_unload(ctx);
+        gpu_ctx_free(ctx);
+        ctx = open_gpu(dev);
+        rc = ctx ? pl_time(ctx, &pl, reps, streamed, &err) : cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context");
+    }
     if (!rc && pipeline && !streamed) rc = pl_pipeline(ctx, &pl, pipeline, &err);
     if (rc) fprintf(stderr, "gpu-circuit: %s\n", err.msg);
     if (ctx) gpu_ctx_unload(ctx);
@@ -168,6 +191,6 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     return rc ? 1 : 0;
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE "
-                    "[--reps R] [--pipeline P] [--device D] [--trace 1]\n");
+                    "[--reps R] [--pipeline P] [--device D] " BENCH_GPU_TUNING_OPTS " [--vary NAME=v1,v2,...]\n");
     return 2;
 }
