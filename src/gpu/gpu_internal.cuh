@@ -263,6 +263,11 @@ void gpu_wpack_free(struct gpu_ctx *ctx);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
+/* One transform of v. out NULL: in place, left bit-reversed unless natural_out (then the
+ * bit-reversal pass); out non-NULL: out of place into out in natural order, v clobbered.
+ * The library's transforms and the NTT benchmarks (bench/ntt_bench.cu) run through it. */
+int gpu_ntt_run(struct gpu_ctx *ctx, dfr *v, dfr *out, unsigned lg, bool inverse, bool coset,
+                bool natural_out, cudaStream_t st, struct cuzk_error *err);
 /* Writes c's 2^lg values (zero-padded) into the buffer c on stream st: the two-vector h
  * pipeline calls it once a = a b has freed b. */
 typedef int (*gpu_make_c)(void *arg, dfr *c, cudaStream_t st, struct cuzk_error *err);
@@ -329,48 +334,5 @@ int gpu_shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err);
 void gpu_shape_bytes(const struct g16_shape *s, size_t *matrices, size_t *rest);
 
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
-
-/* Benchmarks: run() (a cuzk code; its work queued on st, or done when it returns) reps + 1
- * times, the first a warm-up; ms[r] = CUDA-event time of run r on st. */
-template <class Run> int gpu_time_reps(cudaStream_t st, int reps, double *ms, Run run, struct cuzk_error *err)
-{
-    cudaEvent_t ev[2] = {NULL, NULL};
-    cudaError_t e = cudaEventCreate(&ev[0]);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev[1]);
-    int rc = CUZK_OK;
-    for (int r = -1; r < reps && !rc && e == cudaSuccess; r++) {
-        float f = 0;
-        e = cudaEventRecord(ev[0], st);
-        if (e == cudaSuccess) rc = run();
-        if (!rc && e == cudaSuccess) e = cudaEventRecord(ev[1], st);
-        if (!rc && e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
-        if (!rc && e == cudaSuccess) e = cudaEventElapsedTime(&f, ev[0], ev[1]);
-        if (r >= 0) ms[r] = f;
-    }
-    for (int i = 0; i < 2; i++)
-        if (ev[i]) cudaEventDestroy(ev[i]);
-    if (!rc && e != cudaSuccess) rc = gpu_fail_cuda(err, e, "benchmark timing events", __FILE__, __LINE__);
-    return rc;
-}
-
-/* Benchmarks: v[i] = pseudo-random field element (xorshift from seed and i), top word masked so
- * that it is below the modulus (< 2^252 < r for Fr, < 2^380 < p for Fp). */
-template <class F> __global__ void k_fill_field(F *v, uint32_t n, uint32_t seed)
-{
-    constexpr int W = sizeof(F) / 4;
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    F x;
-    uint32_t s = seed ^ (i * 0x9e3779b9u);
-#pragma unroll
-    for (int j = 0; j < W; j++) {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        x.v[j] = s;
-    }
-    x.v[W - 1] &= 0x0fffffffu;
-    v[i] = x;
-}
 
 #endif
