@@ -167,7 +167,7 @@ struct gpu_ctx {
     size_t wit_hint;               /* the device bytes of the witness at hand when the key is
                                     * loaded (its packed size with slack): the plan's unit */
     const struct g16_shape *wit_hint_shape;   /* the circuit wit_hint was measured for */
-    /* streamed key (prover.cu): its upload stream */
+    /* streamed key (stream.cu): its upload stream */
     cudaStream_t up_st;
     /* MSM window reductions on their own stream (msm.cu, created on first use): window group
      * i's reduction overlaps group i+1's digits, sort and rounds; acc_ev[p] marks group p's
@@ -183,7 +183,7 @@ struct gpu_ctx {
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */
     struct gpu_stager stage[GPU_STAGERS];
-    /* witness buffers (prover.cu): the backend proves from one while gpu_g16_stage_witness
+    /* witness buffers (witness.cu): the backend proves from one while gpu_g16_stage_witness
      * uploads the next proof's witness into the other from another thread (its own stream
      * pf_st and stager). wit_mu guards the table; pf_mu admits one prefetch at a time. */
     pthread_mutex_t wit_mu, pf_mu;
@@ -198,7 +198,7 @@ struct gpu_ctx {
     uint32_t *d_long[3];
     uint32_t n_long[3];
     uint64_t spmv_lim;         /* their bound: longer than this (spmv.long when listed) */
-    struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (prover.cu) */
+    struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (witness.cu) */
     size_t wit_cur_bytes;      /* the packed bytes of the witness being proved */
     /* the constraint matrices (row_ptr, col, coeff_idx of A, B, C) on the device take
      * shape_mat_bytes; when the memory plan maps them (shape_mapped), they live in pinned host
@@ -246,7 +246,7 @@ bool gpu_host_is_pinned(const void *p, size_t bytes);
  * has been read. *staged (nullable) is set when the staging path was taken. */
 int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cudaStream_t st,
             bool *staged, struct cuzk_error *err);
-/* Witness w = inputs ++ aux of shape s (prover.cu): gpu_wit_bytes is its unpacked size;
+/* Witness w = inputs ++ aux of shape s (witness.cu): gpu_wit_bytes is its unpacked size;
  * gpu_wit_pack packs it into stager `which`'s pinned buffers (on the CPU pool; waits for their
  * last upload), gpu_wit_put copies a packing to device buffer d (p->bytes) on st. */
 size_t gpu_wit_bytes(const struct g16_shape *s);
@@ -260,6 +260,18 @@ static inline dwit gpu_wit_dev(const void *d, size_t valoff)
     return w;
 }
 void gpu_wpack_free(struct gpu_ctx *ctx);
+/* The witness buffers (witness.cu), for the backend (prover.cu). Under wit_mu: the staged
+ * copy of w, or NULL. */
+struct gpu_wit_slot *gpu_wit_staged(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w);
+/* A witness buffer's allocation for a packing of `bytes` (room to spare: packings vary). */
+size_t gpu_wit_alloc_size(size_t bytes);
+/* The backend's witness on the device (*out, BUSY): the staged copy of w (st waits for its
+ * upload), else a buffer filled on st from *packed (nullable: packed here). */
+int gpu_wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                    const struct gpu_wit_packed *packed, cudaStream_t st, struct gpu_wit_slot **out,
+                    struct cuzk_error *err);
+/* Frees slot k after the proof (proved: counts it in ctx->proofs). */
+void gpu_wit_release(struct gpu_ctx *ctx, struct gpu_wit_slot *k, bool proved);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
