@@ -1,5 +1,5 @@
-/* bench.cuh: device helpers of the benchmark entry points (bench/*_bench.cu): the timing loop
- * and the pseudo-random inputs. Only the benchmark unit includes it; the library never times. */
+/* bench.cuh: device helpers of the benchmark entry points (bench/{ntt,msm,spmv}_bench.cu): the
+ * timing loop and the pseudo-random inputs. Only those files include it; the library never times. */
 #ifndef CUZK_GPU_BENCH_CUH
 #define CUZK_GPU_BENCH_CUH
 

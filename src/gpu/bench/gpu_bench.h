@@ -1,7 +1,7 @@
-/* gpu_bench.h: the GPU library's benchmark entry points (cuzk-bench-gpu's gpu-ntt, gpu-h,
- * gpu-spmv, gpu-msm, gpu-sum). Defined in src/gpu/bench/*_bench.cu on the library's internal
- * entry points (gpu_internal.cuh) and linked only into cuzk-bench-gpu: the prover never calls
- * them. */
+/* gpu_bench.h: the GPU library's benchmark entry points (cuzk-bench-gpu's gpu-ntt, gpu-ntt-nr,
+ * gpu-ntt-oop, gpu-h, gpu-spmv, gpu-msm). Defined in src/gpu/bench/{ntt,msm,spmv}_bench.cu on
+ * the library's internal entry points (gpu_internal.cuh) and linked only into cuzk-bench-gpu:
+ * the prover never calls them. */
 #ifndef CUZK_GPU_BENCH_H
 #define CUZK_GPU_BENCH_H
 
@@ -14,8 +14,8 @@
 extern "C" {
 #endif
 
-/* Device-resident inputs, CUDA events; ms[i] for each of reps runs (after
- * one warm-up). Points: `distinct` host points tiled to n on the device. */
+/* Device-resident inputs, CUDA events; ms[i] for each of reps runs (after one warm-up).
+ * Points: `distinct` host points tiled to n on the device. */
 int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
 /* the same transform left in bit-reversed order (no bit-reversal pass; sppark's "NR") */
 int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
