@@ -309,7 +309,8 @@ CUDA_LIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lc
                 -ldl -lrt -lstdc++
 GPU_LIB      := $(BUILD)/lib/libcuzk_gpu.a
 GPU_OBJ      := $(GPU_CU:%.cu=$(BUILD)/obj/%.o)
-GPU_DEPS     := $(wildcard src/gpu/*.cuh src/gpu/*.h) $(wildcard include/cuzk/*.h) src/ff/ff_bingcd.h
+GPU_BENCH_CU := $(wildcard src/gpu/bench/*.cu)
+GPU_DEPS     := $(wildcard src/gpu/*.cuh src/gpu/*.h src/gpu/bench/*.cuh src/gpu/bench/*.h) $(wildcard include/cuzk/*.h) src/ff/ff_bingcd.h
 GPU_TEST_SRC := $(wildcard tests/gpu/test_*.c)
 GPU_TEST_BINS := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
@@ -317,9 +318,10 @@ GPU_BENCH    := $(BUILD)/bin/cuzk-bench-gpu
 # other subcommands' libraries on the GPU machine (in this order: `help` lists them as linked).
 GPU_BENCH_OBJ := $(BUILD)/obj/cmd/cuzk-bench/main.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o \
                  $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_circuit.o \
-                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o $(BUILD)/obj/src/gpu/bench/peak.o
-# the knobs, benchmarks and diagnostics of the internal header src/gpu/gpu_tuning.h, and the
-# benchmark-only device code (src/gpu/bench/: measured peaks), outside the GPU library
+                 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o $(GPU_BENCH_CU:%.cu=$(BUILD)/obj/%.o)
+# the knobs and diagnostics of the internal header src/gpu/gpu_tuning.h; the benchmark entry
+# points (src/gpu/bench/gpu_bench.h) and the measured peaks are benchmark-only device code
+# (src/gpu/bench/*.cu), outside the GPU library
 $(BUILD)/obj/cmd/cuzk-bench/bench_gpu.o $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_prove.o \
     $(BUILD)/obj/cmd/cuzk-bench/bench_gpu_peak.o: ALL_CFLAGS += -Isrc/gpu
 

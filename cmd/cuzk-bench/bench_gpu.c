@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench/gpu_bench.h"
 #include "bench_gpu.h"
 #include "cuzk/circuits.h"
 #include "cuzk/ec.h"

@@ -167,7 +167,7 @@ struct gpu_ctx {
     size_t wit_hint;               /* the device bytes of the witness at hand when the key is
                                     * loaded (its packed size with slack): the plan's unit */
     const struct g16_shape *wit_hint_shape;   /* the circuit wit_hint was measured for */
-    /* streamed key (prover.cu): its upload stream */
+    /* streamed key (stream.cu): its upload stream */
     cudaStream_t up_st;
     /* MSM window reductions on their own stream (msm.cu, created on first use): window group
      * i's reduction overlaps group i+1's digits, sort and rounds; acc_ev[p] marks group p's
@@ -184,7 +184,7 @@ struct gpu_ctx {
      * caller's thread (witness, key and shape loads), [GPU_STAGER_STREAM] for the streamed
      * key's helper thread, so both can upload at once */
     struct gpu_stager stage[GPU_STAGERS];
-    /* witness buffers (prover.cu): the backend proves from one while gpu_g16_stage_witness
+    /* witness buffers (witness.cu): the backend proves from one while gpu_g16_stage_witness
      * uploads the next proof's witness into the other from another thread (its own stream
      * pf_st and stager). wit_mu guards the table; pf_mu admits one prefetch at a time. */
     pthread_mutex_t wit_mu, pf_mu;
@@ -199,7 +199,7 @@ struct gpu_ctx {
     uint32_t *d_long[3];
     uint32_t n_long[3];
     uint64_t spmv_lim;         /* their bound: longer than this (spmv.long when listed) */
-    struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (prover.cu) */
+    struct gpu_wpack_buf wpack[GPU_STAGERS];   /* pinned packing buffers per stager (witness.cu) */
     size_t wit_cur_bytes;      /* the packed bytes of the witness being proved */
     /* the constraint matrices (row_ptr, col, coeff_idx of A, B, C) on the device take
      * shape_mat_bytes; when the memory plan maps them (shape_mapped), they live in pinned host
@@ -247,7 +247,7 @@ bool gpu_host_is_pinned(const void *p, size_t bytes);
  * has been read. *staged (nullable) is set when the staging path was taken. */
 int gpu_h2d(struct gpu_ctx *ctx, int which, void *d, const void *h, size_t n, cudaStream_t st,
             bool *staged, struct cuzk_error *err);
-/* Witness w = inputs ++ aux of shape s (prover.cu): gpu_wit_bytes is its unpacked size;
+/* Witness w = inputs ++ aux of shape s (witness.cu): gpu_wit_bytes is its unpacked size;
  * gpu_wit_pack packs it into stager `which`'s pinned buffers (on the CPU pool; waits for their
  * last upload), gpu_wit_put copies a packing to device buffer d (p->bytes) on st. */
 size_t gpu_wit_bytes(const struct g16_shape *s);
@@ -261,9 +261,26 @@ static inline dwit gpu_wit_dev(const void *d, size_t valoff)
     return w;
 }
 void gpu_wpack_free(struct gpu_ctx *ctx);
+/* The witness buffers (witness.cu), for the backend (prover.cu). Under wit_mu: the staged
+ * copy of w, or NULL. */
+struct gpu_wit_slot *gpu_wit_staged(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w);
+/* A witness buffer's allocation for a packing of `bytes` (room to spare: packings vary). */
+size_t gpu_wit_alloc_size(size_t bytes);
+/* The backend's witness on the device (*out, BUSY): the staged copy of w (st waits for its
+ * upload), else a buffer filled on st from *packed (nullable: packed here). */
+int gpu_wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
+                    const struct gpu_wit_packed *packed, cudaStream_t st, struct gpu_wit_slot **out,
+                    struct cuzk_error *err);
+/* Frees slot k after the proof (proved: counts it in ctx->proofs). */
+void gpu_wit_release(struct gpu_ctx *ctx, struct gpu_wit_slot *k, bool proved);
 
 /* ---- NTT (ntt.cu); v on device, stream st ---- */
 int gpu_ntt_prepare(struct gpu_ctx *ctx, unsigned lg, struct cuzk_error *err);
+/* One transform of v. out NULL: in place, left bit-reversed unless natural_out (then the
+ * bit-reversal pass); out non-NULL: out of place into out in natural order, v clobbered.
+ * The library's transforms and the NTT benchmarks (bench/ntt_bench.cu) run through it. */
+int gpu_ntt_run(struct gpu_ctx *ctx, dfr *v, dfr *out, unsigned lg, bool inverse, bool coset,
+                bool natural_out, cudaStream_t st, struct cuzk_error *err);
 /* Writes c's 2^lg values (zero-padded) into the buffer c on stream st: the two-vector h
  * pipeline calls it once a = a b has freed b. */
 typedef int (*gpu_make_c)(void *arg, dfr *c, cudaStream_t st, struct cuzk_error *err);
@@ -330,48 +347,5 @@ int gpu_shape_map_host(struct gpu_ctx *ctx, struct cuzk_error *err);
 void gpu_shape_bytes(const struct g16_shape *s, size_t *matrices, size_t *rest);
 
 static inline size_t gpu_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
-
-/* Benchmarks: run() (a cuzk code; its work queued on st, or done when it returns) reps + 1
- * times, the first a warm-up; ms[r] = CUDA-event time of run r on st. */
-template <class Run> int gpu_time_reps(cudaStream_t st, int reps, double *ms, Run run, struct cuzk_error *err)
-{
-    cudaEvent_t ev[2] = {NULL, NULL};
-    cudaError_t e = cudaEventCreate(&ev[0]);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev[1]);
-    int rc = CUZK_OK;
-    for (int r = -1; r < reps && !rc && e == cudaSuccess; r++) {
-        float f = 0;
-        e = cudaEventRecord(ev[0], st);
-        if (e == cudaSuccess) rc = run();
-        if (!rc && e == cudaSuccess) e = cudaEventRecord(ev[1], st);
-        if (!rc && e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
-        if (!rc && e == cudaSuccess) e = cudaEventElapsedTime(&f, ev[0], ev[1]);
-        if (r >= 0) ms[r] = f;
-    }
-    for (int i = 0; i < 2; i++)
-        if (ev[i]) cudaEventDestroy(ev[i]);
-    if (!rc && e != cudaSuccess) rc = gpu_fail_cuda(err, e, "benchmark timing events", __FILE__, __LINE__);
-    return rc;
-}
-
-/* Benchmarks: v[i] = pseudo-random field element (xorshift from seed and i), top word masked so
- * that it is below the modulus (< 2^252 < r for Fr, < 2^380 < p for Fp). */
-template <class F> __global__ void k_fill_field(F *v, uint32_t n, uint32_t seed)
-{
-    constexpr int W = sizeof(F) / 4;
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    F x;
-    uint32_t s = seed ^ (i * 0x9e3779b9u);
-#pragma unroll
-    for (int j = 0; j < W; j++) {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        x.v[j] = s;
-    }
-    x.v[W - 1] &= 0x0fffffffu;
-    v[i] = x;
-}
 
 #endif

@@ -1,7 +1,7 @@
-/* gpu_tuning.h: the CUDA backend's internal knobs, its benchmark entry points and the "what did
- * the last call do" getters. Only cuzk-bench-gpu, the GPU tests and src/gpu include it: the
- * prover's API is include/cuzk/gpu.h, and what an operator may set is struct gpu_options
- * there (the daemon's [gpus] section).
+/* gpu_tuning.h: the CUDA backend's internal knobs and the "what did the last call do" getters
+ * (the benchmark entry points are in bench/gpu_bench.h, outside the library). Only
+ * cuzk-bench-gpu, the GPU tests and src/gpu include it: the prover's API is include/cuzk/gpu.h,
+ * and what an operator may set is struct gpu_options there (the daemon's [gpus] section).
  *
  * The knobs live in one process-wide table, read by the launch code of the MSM, the 0/1 sums
  * and the uploads at every call (a plain load: no environment lookups on a hot path). Each
@@ -136,23 +136,6 @@ size_t gpu_ctx_scratch_bytes(const struct gpu_ctx *ctx);
 uint64_t gpu_ctx_msm_loans(const struct gpu_ctx *ctx);
 /* Whether the last gpu_g16_backend call on ctx found its witness staged. */
 bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx);
-
-/* ---- benchmarks: device-resident inputs, CUDA events; ms[i] for each of reps runs (after
- * one warm-up). Points: `distinct` host points tiled to n on the device. ---- */
-int gpu_bench_ntt(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* the same transform left in bit-reversed order (no bit-reversal pass; sppark's "NR") */
-int gpu_bench_ntt_nr(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* natural order in and out, out of place (the bit reversal folded into the last pass) */
-int gpu_bench_ntt_oop(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-int gpu_bench_h(struct gpu_ctx *ctx, unsigned lg, int reps, double *ms, struct cuzk_error *err);
-/* The three SpMVs (A, B, C) of shape s over witness w (packed and uploaded once, not timed);
- * the long-row lists are rebuilt for the spmv.long knob as it is set now. */
-int gpu_bench_spmv(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w, int reps,
-                   double *ms, struct cuzk_error *err);
-/* g = 1 (G1, points are g1_aff_t) or 2 (G2, g2_aff_t); bitmap_density > 0 times the 0/1 sum
- * at that density instead of the MSM. */
-int gpu_bench_msm(struct gpu_ctx *ctx, int g, size_t n, const void *points, size_t distinct,
-                  double bitmap_density, int reps, double *ms, struct cuzk_error *err);
 
 #ifdef __cplusplus
 }

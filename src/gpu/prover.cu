@@ -1,10 +1,11 @@
 /* prover.cu: the Groth16 GPU backend (g16_backend_fn): SpMV a/b/c, the h pipeline, the H MSM
  * and the 0/1-split L, A, B_G1, B_G2 MSMs (bitmap sum of the ones + Pippenger on the rest),
- * with the proving key resident in VRAM (or uploaded per proof when it does not fit). */
+ * with the proving key resident in VRAM (or streamed per proof when it does not fit: stream.cu),
+ * the witness from its device buffers (witness.cu). */
 #include <cub/cub.cuh>
 #include <string.h>
 
-#include "gpu_internal.cuh"
+#include "stream.cuh"
 extern "C" {
 #include "cuzk/gpu_plan.h"
 }
@@ -103,229 +104,6 @@ static int split_msm(struct gpu_ctx *ctx, void *out, const d_aff<F> *bases, cons
                           (const uint32_t *)sp->tidx, sp->tail, (const g2x_d *)ones_sum, st, err);
 }
 
-/* ---- streamed key: a helper thread uploads the five key vectors in proof order (h, l, a,
- * b_g1, b_g2), in pieces of at most the memory plan's stream_chunk bytes (whole vectors when
- * the card has room for two of the largest), into nbuf (1..3) device buffers on ctx->up_st;
- * piece i goes to buffer i % nbuf once piece i - nbuf has been consumed, and each MSM runs
- * per piece and adds the results. Pageable host memory goes through the two pinned staging
- * chunks (memcpy into chunk j % 2 while chunk j - 1 is in DMA); pinned host memory is copied
- * directly. Hand-over is host-side (mutex + condition): the prover thread synchronises its
- * stream after every MSM anyway (lap), so "consumed" is exact. */
-#define NVEC G16_PK_VECTORS
-
-#define STREAM_MAX_PIECES 512
-
-struct streamer {
-    struct gpu_ctx *ctx;
-    void *host[NVEC];
-    size_t bytes[NVEC];
-    /* Pieces, in proof order: vector k is pieces [first[k], first[k + 1]), each at most the
-     * memory plan's stream_chunk bytes (whole vectors when two of the largest fit); piece i
-     * of vector k holds its points [off[i], off[i] + pts[i]) and goes to buffer i % nbuf. */
-    int npieces, first[NVEC + 1], vec[STREAM_MAX_PIECES];
-    size_t off[STREAM_MAX_PIECES], pts[STREAM_MAX_PIECES], psize[NVEC];
-    void *dev[3];
-    size_t buf_bytes;   /* each of dev[0..nbuf) */
-    int nbuf;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ready;      /* pieces [0, ready) are on the device */
-    int consumed;   /* pieces [0, consumed) have been used by their MSM */
-    bool stop;
-    int rc;
-    struct cuzk_error err;
-    uint64_t t_start, t_end;
-    uint64_t wait_ns;   /* prover thread blocked in bases_of */
-    bool staged;
-    pthread_t th;
-    bool started;
-};
-
-static int stream_upload_piece(struct streamer *sm, int i, struct cuzk_error *err)
-{
-    struct gpu_ctx *ctx = sm->ctx;
-    const int k = sm->vec[i];
-    char *d = (char *)sm->dev[i % sm->nbuf];
-    const char *h = (const char *)sm->host[k] + sm->off[i] * sm->psize[k];
-    size_t n = sm->pts[i] * sm->psize[k];
-    if (!n) return CUZK_OK;
-    bool staged = false;
-    int rc = gpu_h2d(ctx, GPU_STAGER_STREAM, d, h, n, ctx->up_st, &staged, err);
-    if (rc) return rc;
-    if (staged) sm->staged = true;
-    CK(cudaStreamSynchronize(ctx->up_st));
-    return CUZK_OK;
-}
-
-static void *streamer_main(void *arg)
-{
-    struct streamer *sm = (struct streamer *)arg;
-    struct cuzk_error *err = &sm->err;
-    int rc = CUZK_OK;
-    cudaError_t e = cudaSetDevice(sm->ctx->dev);
-    if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaSetDevice", __FILE__, __LINE__);
-    sm->t_start = cuzk_now_ns();
-    for (int i = 0; !rc && i < sm->npieces; i++) {
-        pthread_mutex_lock(&sm->mu);
-        while (!sm->stop && sm->consumed < i - sm->nbuf + 1) pthread_cond_wait(&sm->cv, &sm->mu);
-        bool stop = sm->stop;
-        pthread_mutex_unlock(&sm->mu);
-        if (stop) break;
-        rc = stream_upload_piece(sm, i, err);
-        pthread_mutex_lock(&sm->mu);
-        if (rc) sm->rc = rc;
-        else sm->ready = i + 1;
-        pthread_cond_broadcast(&sm->cv);
-        pthread_mutex_unlock(&sm->mu);
-    }
-    if (rc) {
-        pthread_mutex_lock(&sm->mu);
-        sm->rc = rc;
-        pthread_cond_broadcast(&sm->cv);
-        pthread_mutex_unlock(&sm->mu);
-    }
-    sm->t_end = cuzk_now_ns();
-    return NULL;
-}
-
-/* Buffers the streamer may take: stream.bufs, 1..3 (fewer than 3: tests and measurements). */
-static int stream_bufs_max(void)
-{
-    const uint64_t v = gpu_tuning.stream_bufs;
-    return v >= 1 && v <= 3 ? (int)v : 3;
-}
-
-/* Allocate the buffers and start the helper thread. Two buffers if VRAM allows, else one; a
- * third once the context has proved (its working memory is then at its steady size) and 6 GiB
- * stay free beside it (a second witness buffer and a spare): with three, vector k + 2 uploads
- * during vector k's MSM, so a 32 GiB PoRep key's a vector (12 GiB) arrives during the H MSM
- * instead of waiting behind the much shorter L MSM. */
-static int streamer_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
-                          struct cuzk_error *err)
-{
-    memset(sm, 0, sizeof *sm);
-    sm->ctx = ctx;
-    g16_pk_vectors(pk, sm->host, sm->bytes);
-    const uint64_t npts[NVEC] = {pk->n_h, pk->n_l, pk->n_a, pk->n_b, pk->n_b};
-    /* pieces of at most `chunk` bytes: the memory plan's, or stream.piece (test hook) */
-    const size_t chunk = gpu_tuning.stream_piece ? (size_t)gpu_tuning.stream_piece : ctx->stream_chunk;
-    size_t mx = 16;
-    for (int k = 0; k < NVEC; k++) {
-        sm->psize[k] = k == NVEC - 1 ? sizeof(g2_aff_t) : sizeof(g1_aff_t);
-        size_t per = chunk ? chunk / sm->psize[k] : npts[k];
-        if (per < 1) per = 1;
-        if (npts[k] && (npts[k] + per - 1) / per > (uint64_t)(STREAM_MAX_PIECES / NVEC))
-            per = (npts[k] + STREAM_MAX_PIECES / NVEC - 1) / (STREAM_MAX_PIECES / NVEC);
-        sm->first[k] = sm->npieces;
-        for (uint64_t o = 0; o < npts[k]; o += per) {
-            const int i = sm->npieces++;
-            sm->vec[i] = k;
-            sm->off[i] = o;
-            sm->pts[i] = npts[k] - o < per ? npts[k] - o : per;
-            if (sm->pts[i] * sm->psize[k] > mx) mx = sm->pts[i] * sm->psize[k];
-        }
-    }
-    sm->first[NVEC] = sm->npieces;
-    sm->buf_bytes = mx;
-    const int maxb = stream_bufs_max();
-    int rc = gpu_stream_prepare(ctx, err);
-    if (!rc) rc = gpu_scratch(ctx, SL_STREAM_BASES, mx, &sm->dev[0], err);
-    if (rc) return rc;
-    sm->nbuf = 1;   /* without a second buffer: upload after each MSM */
-    if (maxb > 1) {
-        rc = gpu_scratch(ctx, SL_STREAM_BASES2, mx, &sm->dev[1], err);
-        if (!rc) sm->nbuf = 2;
-        else if (rc != CUZK_E_GPU_NOMEM) return rc;
-        else if (err) cuzk_error_clear(err);
-    }
-    pthread_mutex_lock(&ctx->wit_mu);
-    const bool warm = ctx->proofs > 0;
-    pthread_mutex_unlock(&ctx->wit_mu);
-    if (sm->nbuf == 2 && maxb > 2 && warm) {
-        const size_t spare = (size_t)6 << 30;
-        if (ctx->slot_size[SL_STREAM_BASES3] >= mx || gpu_mem_check(ctx, mx + spare, "streamed key", NULL) == CUZK_OK)
-            if (gpu_scratch(ctx, SL_STREAM_BASES3, mx, &sm->dev[2], NULL) == CUZK_OK) sm->nbuf = 3;
-    }
-    pthread_mutex_init(&sm->mu, NULL);
-    pthread_cond_init(&sm->cv, NULL);
-    if (pthread_create(&sm->th, NULL, streamer_main, sm) != 0) {
-        pthread_cond_destroy(&sm->cv);
-        pthread_mutex_destroy(&sm->mu);
-        return cuzk_fail(err, CUZK_E_NOMEM, "gpu_g16_backend: cannot start the key upload thread");
-    }
-    sm->started = true;
-    return CUZK_OK;
-}
-
-/* The pieces of vector k: [*i0, *i1) (resident: one piece, index k, the whole vector). */
-static void pieces_of(const struct streamer *sm, int k, int *i0, int *i1)
-{
-    if (!sm) {
-        *i0 = k, *i1 = k + 1;
-        return;
-    }
-    *i0 = sm->first[k], *i1 = sm->first[k + 1];
-}
-
-/* Device bases of piece i: the resident vector (sm NULL: i is the vector; *off 0, *n all of
- * it), or wait for the helper thread's upload of piece i; *off, *n: its points. */
-static int bases_of(struct streamer *sm, int i, const void **d, const void *resident, uint64_t n_all,
-                    uint64_t *off, uint64_t *n, uint64_t *wait_ns, struct cuzk_error *err)
-{
-    if (!sm) {
-        *d = resident;
-        *off = 0, *n = n_all;
-        return CUZK_OK;
-    }
-    uint64_t t0 = cuzk_now_ns();
-    pthread_mutex_lock(&sm->mu);
-    while (!sm->rc && sm->ready <= i) pthread_cond_wait(&sm->cv, &sm->mu);
-    int rc = sm->rc;
-    pthread_mutex_unlock(&sm->mu);
-    *wait_ns += cuzk_now_ns() - t0;
-    if (rc) {
-        if (err) *err = sm->err;
-        return rc;
-    }
-    *d = sm->dev[i % sm->nbuf];
-    *off = sm->off[i], *n = sm->pts[i];
-    return CUZK_OK;
-}
-
-/* A buffer that no piece from i on goes to (sm NULL or none: NULL): its last piece was consumed
- * before piece i's MSM, and nothing more is uploaded into it. */
-static void *stream_idle_buffer(const struct streamer *sm, int i)
-{
-    for (int b = 0; sm && b < sm->nbuf; b++) {
-        bool used = false;
-        for (int p = i; p < sm->npieces && !used; p++) used = p % sm->nbuf == b;
-        if (!used) return sm->dev[b];
-    }
-    return NULL;
-}
-
-static void stream_consumed(struct streamer *sm, int i)
-{
-    if (!sm) return;
-    pthread_mutex_lock(&sm->mu);
-    sm->consumed = i + 1;
-    pthread_cond_broadcast(&sm->cv);
-    pthread_mutex_unlock(&sm->mu);
-}
-
-static void streamer_stop(struct streamer *sm)
-{
-    if (!sm->started) return;
-    pthread_mutex_lock(&sm->mu);
-    sm->stop = true;
-    pthread_cond_broadcast(&sm->cv);
-    pthread_mutex_unlock(&sm->mu);
-    pthread_join(sm->th, NULL);
-    pthread_cond_destroy(&sm->cv);
-    pthread_mutex_destroy(&sm->mu);
-    sm->started = false;
-}
-
 static unsigned ceil_log2(uint64_t n)
 {
     unsigned lg = 0;
@@ -351,322 +129,6 @@ static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s
 static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                         struct gpu_ctx *ctx, struct streamer *sm, struct g16_timings *t, dwit dw,
                         void *d[3], unsigned lg, uint64_t N, uint64_t t0, struct cuzk_error *err);
-
-/* ---- witness buffers and prefetch ----
- * A 32 GiB PoRep partition's witness is ~0.5 GiB packed (4 GiB of field elements), a long
- * packing and copy under the device lock when the backend uploads it itself. With two prover workers per GPU (the daemon's default), the next
- * worker's upload can run on the copy engine while the current proof's kernels run, so the
- * witness lives in one of two device buffers: the backend proves from one while
- * gpu_g16_stage_witness fills the other. A staged copy is matched by pointer identity and
- * sizes, and lives only until the backend call that takes it or gpu_g16_unstage_witness,
- * so a later witness at a reused address is never taken for it. */
-static bool wit_match(const struct gpu_wit_slot *k, const struct g16_shape *s, const struct g16_assignment *w)
-{
-    return k->inputs == (const void *)w->inputs && k->aux == (const void *)w->aux &&
-           k->n_in == s->n_inputs && k->n_aux == s->n_aux;
-}
-
-/* Under wit_mu: the staged copy of w, or NULL. */
-static struct gpu_wit_slot *wit_staged(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w)
-{
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_READY && wit_match(&ctx->wit[i], s, w)) return &ctx->wit[i];
-    return NULL;
-}
-
-static void wit_forget(struct gpu_wit_slot *k)
-{
-    k->state = WIT_FREE;
-    k->inputs = k->aux = NULL;
-    k->n_in = k->n_aux = 0;
-    k->bytes = 0;
-}
-
-/* A packed witness's size varies a little from partition to partition: its buffer is
- * allocated with room to spare (a reallocation synchronises the device). */
-static size_t wit_alloc_size(size_t bytes)
-{
-    const size_t g = (size_t)64 << 20, want = bytes + bytes / 16;
-    return bytes <= g ? bytes : (want + g - 1) / g * g;
-}
-
-/* Grow slot k's buffer to `bytes` (its state is BUSY: no other thread touches it). */
-static int wit_reserve(struct gpu_ctx *ctx, struct gpu_wit_slot *k, size_t bytes, struct cuzk_error *err)
-{
-    if (!k->done) CK(cudaEventCreateWithFlags(&k->done, cudaEventDisableTiming));
-    if (k->cap >= bytes) return CUZK_OK;
-    if (k->d) cudaFree(k->d);
-    k->d = NULL;
-    k->cap = 0;
-    const size_t want = wit_alloc_size(bytes);
-    int rc = gpu_malloc(ctx, &k->d, want, "witness buffer", err);
-    if (!rc) k->cap = want;
-    return rc;
-}
-
-/* Device bytes of the witness buffers other than k (caps change only under pf_mu or the
- * device lock). */
-static size_t wit_others(const struct gpu_ctx *ctx, const struct gpu_wit_slot *k)
-{
-    size_t n = 0;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (&ctx->wit[i] != k) n += ctx->wit[i].cap;
-    return n;
-}
-
-/* Under wit_mu: the slot for witness w of `bytes`: its staged copy (*hit), else a free slot
- * that already has the room, else any free slot, else (evict) the oldest copy staged for
- * another witness; NULL when none. */
-static struct gpu_wit_slot *wit_pick(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
-                                     size_t bytes, bool evict, bool *hit)
-{
-    struct gpu_wit_slot *k = wit_staged(ctx, s, w);
-    *hit = k != NULL;
-    if (k) return k;
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap >= bytes) k = &ctx->wit[i];
-    for (int i = 0; i < GPU_WIT_SLOTS && !k; i++)
-        if (ctx->wit[i].state == WIT_FREE) k = &ctx->wit[i];
-    if (k || !evict) return k;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_READY && (!k || ctx->wit[i].seq < k->seq)) k = &ctx->wit[i];
-    return k;
-}
-
-size_t gpu_wit_bytes(const struct g16_shape *s) { return ((size_t)s->n_inputs + s->n_aux) * sizeof(fr_t); }
-
-/* Pinned buffer *p of at least `bytes` (grow-only, with an eighth to spare) */
-static int wpack_grow(void **p, size_t *cap, size_t bytes, struct cuzk_error *err)
-{
-    if (*cap >= bytes) return CUZK_OK;
-    gpu_host_free_pinned(*p);
-    *p = NULL;
-    *cap = 0;
-    const size_t want = bytes + bytes / 8;
-    int rc = gpu_host_alloc_pinned(p, want, err);
-    if (!rc) *cap = want;
-    return rc;
-}
-
-int gpu_wit_pack(struct gpu_ctx *ctx, int which, const struct g16_shape *s, const struct g16_assignment *w,
-                 struct gpu_wit_packed *p, struct cuzk_error *err)
-{
-    struct gpu_wpack_buf *B = &ctx->wpack[which];
-    const uint64_t n = (uint64_t)s->n_inputs + s->n_aux, nblk = wpack_blocks(n), groups = wpack_groups(n);
-    if (n > UINT32_MAX)
-        return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu witness: %llu values, at most 2^32 - 1 are supported",
-                         (unsigned long long)n);
-    if (!B->done) CK(cudaEventCreateWithFlags(&B->done, cudaEventDisableTiming));
-    CK(cudaEventSynchronize(B->done));   /* the buffers' last upload has read them */
-    int rc = wpack_grow((void **)&B->blk, &B->blk_cap, (nblk ? nblk : 1) * sizeof(wpack_blk), err);
-    if (!rc && B->group_cap < groups) {
-        uint64_t *g = (uint64_t *)realloc(B->group, groups * sizeof *g);
-        if (!g) rc = cuzk_fail(err, CUZK_E_NOMEM, "gpu witness: host allocation of %llu group offsets failed",
-                               (unsigned long long)groups);
-        else B->group = g, B->group_cap = groups;
-    }
-    if (rc) return rc;
-    struct pool *pool = pool_default();
-    const uint64_t others = wpack_classify(B->blk, B->group, w->inputs, s->n_inputs, w->aux, s->n_aux, pool);
-    rc = wpack_grow((void **)&B->val, &B->val_cap, (others ? others : 1) * sizeof(fr_t), err);
-    if (rc) return rc;
-    wpack_fill(B->val, B->blk, B->group, w->inputs, s->n_inputs, w->aux, s->n_aux, pool);
-    p->blk = B->blk;
-    p->val = B->val;
-    p->nblk = nblk;
-    p->n_other = others;
-    p->valoff = (nblk * sizeof(wpack_blk) + 255) & ~(size_t)255;
-    p->bytes = p->valoff + (others ? others : 1) * sizeof(fr_t);
-    return CUZK_OK;
-}
-
-int gpu_wit_put(struct gpu_ctx *ctx, int which, void *d, const struct gpu_wit_packed *p, cudaStream_t st,
-                struct cuzk_error *err)
-{
-    if (p->nblk) CK(cudaMemcpyAsync(d, p->blk, p->nblk * sizeof(wpack_blk), cudaMemcpyHostToDevice, st));
-    if (p->n_other)
-        CK(cudaMemcpyAsync((char *)d + p->valoff, p->val, p->n_other * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-    CK(cudaEventRecord(ctx->wpack[which].done, st));
-    return CUZK_OK;
-}
-
-void gpu_wpack_free(struct gpu_ctx *ctx)
-{
-    for (int i = 0; i < GPU_STAGERS; i++) {
-        struct gpu_wpack_buf *B = &ctx->wpack[i];
-        gpu_host_free_pinned(B->blk);
-        gpu_host_free_pinned(B->val);
-        if (B->done) cudaEventDestroy(B->done);
-        free(B->group);
-        memset(B, 0, sizeof *B);
-    }
-}
-
-extern "C" int gpu_g16_stage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
-                                     const struct g16_assignment *w, struct cuzk_error *err)
-{
-    if (!ctx || !s || !w) return cuzk_fail(err, CUZK_E_INVALID_ARG, "gpu_g16_stage_witness: NULL argument");
-    int rc = gpu_set_device(ctx, err);
-    if (rc) return rc;
-    pthread_mutex_lock(&ctx->pf_mu);
-    pthread_mutex_lock(&ctx->wit_mu);
-    bool hit = wit_staged(ctx, s, w) != NULL, any_room = false;
-    for (int i = 0; i < GPU_WIT_SLOTS; i++)
-        if (ctx->wit[i].state == WIT_FREE && ctx->wit[i].cap) any_room = true;
-    const bool cold = ctx->proofs == 0;
-    pthread_mutex_unlock(&ctx->wit_mu);
-    if (hit) {
-        pthread_mutex_unlock(&ctx->pf_mu);
-        return CUZK_OK;   /* already staged */
-    }
-    if (cold && !any_room) {   /* declined below anyway: spare the packing */
-        pthread_mutex_unlock(&ctx->pf_mu);
-        return cuzk_fail(err, CUZK_E_UNSUPPORTED,
-                         "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-    }
-    /* pack first (on the CPU, beside the kernels of the proof that holds the GPU): the slot
-     * is chosen by the packed size */
-    struct gpu_wit_packed pk;
-    rc = gpu_wit_pack(ctx, GPU_STAGER_PREFETCH, s, w, &pk, err);
-    if (rc) {
-        pthread_mutex_unlock(&ctx->pf_mu);
-        return rc;
-    }
-    const size_t bytes = pk.bytes;
-    pthread_mutex_lock(&ctx->wit_mu);
-    const bool warm = ctx->proofs > 0;
-    struct gpu_wit_slot *k = wit_pick(ctx, s, w, bytes, false, &hit);
-    if (k && !hit) k->state = WIT_BUSY;
-    pthread_mutex_unlock(&ctx->wit_mu);
-    if (hit) {
-        pthread_mutex_unlock(&ctx->pf_mu);
-        return CUZK_OK;   /* already staged */
-    }
-    if (!k) {
-        pthread_mutex_unlock(&ctx->pf_mu);
-        return cuzk_fail(err, CUZK_E_BUSY, "gpu_g16_stage_witness: both witness buffers of GPU %d are in use", ctx->dev);
-    }
-    if (k->cap < bytes) {
-        /* a new buffer only once the context has proved (its scratch is then at its steady
-         * size), and only with room to spare: the proofs' working memory comes first */
-        const size_t spare = (size_t)1 << 30;
-        if (!warm)
-            rc = cuzk_fail(err, CUZK_E_UNSUPPORTED,
-                           "gpu_g16_stage_witness: GPU %d has not proved yet (its working memory is not sized)", ctx->dev);
-        else if (ctx->plan_wit == 1 && wit_others(ctx, k) + wit_alloc_size(bytes) > ctx->plan_wit_bytes)
-            rc = cuzk_fail(err, CUZK_E_GPU_NOMEM, "gpu_g16_stage_witness: the memory plan of GPU %d has "
-                           "room for one witness buffer, and this one would not fit beside the other in it", ctx->dev);
-        else   /* the slot's smaller buffer is given back first */
-            rc = gpu_mem_check(ctx, wit_alloc_size(bytes) + spare - k->cap,
-                               "gpu_g16_stage_witness: second witness buffer (1 GiB spare included)", err);
-    }
-    if (!rc) rc = wit_reserve(ctx, k, bytes, err);   /* grows the buffer, creates its event */
-    if (!rc && !ctx->pf_st) {
-        cudaError_t e = cudaStreamCreateWithFlags(&ctx->pf_st, cudaStreamNonBlocking);
-        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamCreate(prefetch)", __FILE__, __LINE__);
-    }
-    if (!rc) rc = gpu_wit_put(ctx, GPU_STAGER_PREFETCH, k->d, &pk, ctx->pf_st, err);
-    if (!rc) {
-        cudaError_t e = cudaEventRecord(k->done, ctx->pf_st);
-        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaEventRecord(witness)", __FILE__, __LINE__);
-    }
-    if (rc && ctx->pf_st) cudaStreamSynchronize(ctx->pf_st);   /* no partial copy left in flight */
-    pthread_mutex_lock(&ctx->wit_mu);
-    if (rc) {
-        wit_forget(k);
-    } else {
-        k->state = WIT_READY;
-        k->bytes = pk.bytes;
-        k->valoff = pk.valoff;
-        k->inputs = w->inputs;
-        k->aux = w->aux;
-        k->n_in = s->n_inputs;
-        k->n_aux = s->n_aux;
-        k->seq = ++ctx->wit_seq;
-    }
-    pthread_mutex_unlock(&ctx->wit_mu);
-    pthread_mutex_unlock(&ctx->pf_mu);
-    return rc;
-}
-
-extern "C" void gpu_g16_unstage_witness(struct gpu_ctx *ctx, const struct g16_shape *s,
-                                        const struct g16_assignment *w)
-{
-    if (!ctx || !s || !w) return;
-    pthread_mutex_lock(&ctx->wit_mu);
-    struct gpu_wit_slot *k = wit_staged(ctx, s, w);
-    if (k) {
-        /* a pinned source is read by the DMA itself: the caller may free it on return */
-        cudaEventSynchronize(k->done);
-        wit_forget(k);
-    }
-    pthread_mutex_unlock(&ctx->wit_mu);
-}
-
-extern "C" bool gpu_ctx_last_witness_staged(const struct gpu_ctx *ctx) { return ctx && ctx->last_wit_staged; }
-
-/* The backend's witness on the device: the staged copy of w if there is one (st waits for its
- * upload), else a free buffer (or the oldest staged copy of another witness) filled on st from
- * *packed (w packed into GPU_STAGER_MAIN's buffers by the caller), or from a packing made here. */
-static int wit_acquire(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_assignment *w,
-                       const struct gpu_wit_packed *packed, cudaStream_t st, struct gpu_wit_slot **out,
-                       struct cuzk_error *err)
-{
-    pthread_mutex_lock(&ctx->wit_mu);
-    bool hit = wit_staged(ctx, s, w) != NULL;
-    pthread_mutex_unlock(&ctx->wit_mu);
-    /* not staged: packed here, under the device lock (the staged path packs beside the
-     * previous proof's kernels) */
-    struct gpu_wit_packed pk;
-    memset(&pk, 0, sizeof pk);
-    if (!hit && packed) {
-        pk = *packed;
-    } else if (!hit) {
-        int rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &pk, err);
-        if (rc) return rc;
-    }
-    pthread_mutex_lock(&ctx->wit_mu);
-    struct gpu_wit_slot *k = wit_pick(ctx, s, w, pk.bytes, true, &hit);
-    if (k) {
-        if (!hit) wit_forget(k);
-        k->state = WIT_BUSY;
-    }
-    ctx->last_wit_staged = hit;
-    pthread_mutex_unlock(&ctx->wit_mu);
-    if (!k)
-        return cuzk_fail(err, CUZK_E_BUSY,
-                         "gpu_g16_backend: both witness buffers of GPU %d are in use (one backend call per "
-                         "context at a time: serialise callers with gpu_ctx_lock)", ctx->dev);
-    int rc = wit_reserve(ctx, k, pk.bytes, err);   /* (creates the event; a hit has the room) */
-    /* st waits for the buffer's last staged upload: the copy it proves from, or an evicted
-     * copy still in flight that the new upload must not race (no-op when none was recorded) */
-    if (!rc) {
-        cudaError_t e = cudaStreamWaitEvent(st, k->done, 0);
-        if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamWaitEvent(witness)", __FILE__, __LINE__);
-    }
-    if (!rc && !hit) {
-        rc = gpu_wit_put(ctx, GPU_STAGER_MAIN, k->d, &pk, st, err);
-        k->bytes = pk.bytes;
-        k->valoff = pk.valoff;
-    }
-    ctx->wit_cur_bytes = k->bytes;   /* packed bytes, staged or not: the MSM reserve sizes by them */
-    if (rc) {
-        pthread_mutex_lock(&ctx->wit_mu);
-        wit_forget(k);
-        pthread_mutex_unlock(&ctx->wit_mu);
-        return rc;
-    }
-    *out = k;
-    return CUZK_OK;
-}
-
-static void wit_release(struct gpu_ctx *ctx, struct gpu_wit_slot *k, bool proved)
-{
-    pthread_mutex_lock(&ctx->wit_mu);
-    wit_forget(k);
-    if (proved) ctx->proofs++;
-    pthread_mutex_unlock(&ctx->wit_mu);
-}
 
 /* The checks every backend call makes before it touches the device, which it selects. */
 static int backend_args(struct gpu_ctx *ctx, const struct g16_shape *s, const struct g16_pk *pk,
@@ -709,7 +171,7 @@ extern "C" int gpu_g16_backend(struct g16_msm_results *out, const struct g16_sha
             rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &wp, err);
             if (rc) return rc;
             packed = &wp;
-            ctx->wit_hint = wit_alloc_size(wp.bytes);
+            ctx->wit_hint = gpu_wit_alloc_size(wp.bytes);
             ctx->wit_hint_shape = s;
         }
         rc = gpu_ctx_load_pk(ctx, pk, err);
@@ -756,7 +218,7 @@ extern "C" int gpu_g16_backend_beside(struct g16_msm_results *out, const struct 
     for (int sl = 0; sl < SL__COUNT; sl++) held += ctx->slot_size[sl];
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) held += ctx->wit[i].cap;
-    const struct gpu_wit_slot *staged = wit_staged(ctx, s, w);
+    const struct gpu_wit_slot *staged = gpu_wit_staged(ctx, s, w);
     const size_t staged_bytes = staged ? staged->cap : 0;
     pthread_mutex_unlock(&ctx->wit_mu);
     size_t mat = 0, rest = 0;
@@ -785,7 +247,7 @@ extern "C" int gpu_g16_backend_beside(struct g16_msm_results *out, const struct 
         rc = gpu_wit_pack(ctx, GPU_STAGER_MAIN, s, w, &wp, err);
         if (rc) return rc;
         packed = &wp;
-        in.witness = wit_alloc_size(wp.bytes);
+        in.witness = gpu_wit_alloc_size(wp.bytes);
     }
     struct gpu_plan plan;
     rc = gpu_plan_make(&in, &plan, err);
@@ -835,10 +297,10 @@ static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s
                           struct gpu_ctx *ctx, struct g16_timings *t, struct cuzk_error *err)
 {
     struct streamer sm;
-    int rc = streamer_start(&sm, ctx, pk, err);
+    int rc = gpu_stream_start(&sm, ctx, pk, err);
     if (rc) return rc;
     rc = prove_body(out, s, pk, w, packed, ctx, &sm, t, err);
-    streamer_stop(&sm);
+    gpu_stream_stop(&sm);
     struct gpu_stream_stats *ss = &ctx->stream_stats;
     for (int k = 0; k < NVEC; k++) ss->bytes += sm.bytes[k];
     ss->upload_ns = sm.t_end > sm.t_start ? sm.t_end - sm.t_start : 0;
@@ -849,7 +311,7 @@ static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s
 }
 
 /* SpMV, h pipeline and the five MSMs; sm non-NULL: the key is streamed by sm; packed
- * (nullable): w already packed by the caller (wit_acquire). */
+ * (nullable): w already packed by the caller (gpu_wit_acquire). */
 static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
                       const struct g16_pk *pk, const struct g16_assignment *w,
                       const struct gpu_wit_packed *packed, struct gpu_ctx *ctx, struct streamer *sm,
@@ -869,7 +331,7 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     /* the witness (~0.5 GiB packed for a 32 GiB PoRep partition): already staged by
      * gpu_g16_stage_witness, or packed and uploaded now */
     struct gpu_wit_slot *ws = NULL;
-    rc = wit_acquire(ctx, s, w, packed, st, &ws, err);
+    rc = gpu_wit_acquire(ctx, s, w, packed, st, &ws, err);
     if (rc) return rc;
     rc = prove_phases(out, s, pk, ctx, sm, t, gpu_wit_dev(ws->d, ws->valoff), d, lg, N, t0, err);
     if (!rc) {
@@ -878,7 +340,7 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     } else {
         cudaDeviceSynchronize();   /* no kernel of this proof may still read the buffer */
     }
-    wit_release(ctx, ws, rc == CUZK_OK);
+    gpu_wit_release(ctx, ws, rc == CUZK_OK);
     return rc;
 }
 
@@ -890,7 +352,7 @@ static void msm_loan(struct gpu_ctx *ctx, enum gpu_slot sl, void *p, size_t byte
  * MSM beside a streamed WindowPoSt key has no other room for them (gpu.md). */
 static void msm_loan_idle_buffer(struct gpu_ctx *ctx, const struct streamer *sm, int i)
 {
-    char *b = (char *)stream_idle_buffer(sm, i);
+    char *b = (char *)gpu_stream_idle_buffer(sm, i);
     if (!b) return;
     const size_t q = sm->buf_bytes / 4 / 256 * 256;
     msm_loan(ctx, SL_AFF_PTS0, b, 2 * q);
@@ -912,12 +374,12 @@ static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, cons
                    bool reuse, cudaStream_t st, struct cuzk_error *err)
 {
     int i0, i1, rc = CUZK_OK;
-    pieces_of(sm, k, &i0, &i1);
+    gpu_stream_pieces(sm, k, &i0, &i1);
     uint64_t *wait_ns = sm ? &sm->wait_ns : NULL, unused = 0;
     for (int i = i0; !rc && i < i1; i++) {
         const void *b;
         uint64_t p0, np;
-        rc = bases_of(sm, i, &b, resident, n_all, &p0, &np, wait_ns ? wait_ns : &unused, err);
+        rc = gpu_stream_bases(sm, i, &b, resident, n_all, &p0, &np, wait_ns ? wait_ns : &unused, err);
         if (!rc) msm_loan_idle_buffer(ctx, sm, i);
         if (!rc && !(reuse && i1 - i0 == 1))
             rc = split_scalars(ctx, sp, dw, sel ? sel + p0 : NULL, sel ? 0 : off + (uint32_t)p0, np, st, err);
@@ -925,7 +387,7 @@ static int vec_msm(struct gpu_ctx *ctx, struct streamer *sm, int k, J *out, cons
         if (!rc) rc = split_msm<F>(ctx, i == i0 ? (void *)out : (void *)&part, (const d_aff<F> *)b, sp, st, err);
         if (!rc && i > i0) jac_add(out, &part);
         if (!rc) CK(cudaStreamSynchronize(st));   /* the piece's buffer is free once its MSM ran */
-        stream_consumed(sm, i);
+        gpu_stream_consumed(sm, i);
     }
     return rc;
 }
@@ -955,7 +417,7 @@ static int prove_tail(struct g16_msm_results *out, const struct g16_shape *s, co
     if (t) t->msm_b_g1_ns += dt;
 
     int i0, i1;
-    pieces_of(sm, 3, &i0, &i1);
+    gpu_stream_pieces(sm, 3, &i0, &i1);
     const bool one = i1 - i0 == 1;
     rc = vec_msm<dfp2>(ctx, sm, 4, &out->b_g2, ctx->d_bg2, pk->n_b, dw, ctx->d_b_sel, 0, &sp, one, st, err);
     if (rc) return rc;
@@ -1044,7 +506,7 @@ static int msm_loans_give(struct gpu_ctx *ctx, void *d[3], const dfr *hc, unsign
                 ctx->slot_size[sl] = 0;
             }
     }
-    const size_t wb = wit_alloc_size(ctx->wit_cur_bytes);
+    const size_t wb = gpu_wit_alloc_size(ctx->wit_cur_bytes);
     bool both = true;
     pthread_mutex_lock(&ctx->wit_mu);
     for (int i = 0; i < GPU_WIT_SLOTS; i++) both = both && ctx->wit[i].cap >= wb;
@@ -1123,7 +585,7 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     const uint64_t tail_n[4] = {pk->n_l, pk->n_a, pk->n_b, pk->n_b};
     for (int k = 1; k < NVEC; k++) {
         int i0, i1;
-        pieces_of(sm, k, &i0, &i1);
+        gpu_stream_pieces(sm, k, &i0, &i1);
         for (int i = i0; i < i1; i++) {
             uint64_t np = sm ? sm->pts[i] : tail_n[k - 1];
             if (np > tail_pts) tail_pts = np;
@@ -1131,21 +593,21 @@ static int prove_phases(struct g16_msm_results *out, const struct g16_shape *s, 
     }
     rc = msm_loans_give(ctx, d, hc, lg, tail_pts, err);
     int i0, i1;
-    pieces_of(sm, 0, &i0, &i1);
+    gpu_stream_pieces(sm, 0, &i0, &i1);
     uint64_t unused = 0;
     ctx->msm_sc_dead = true;   /* h is dead after the H MSM: its word planes go in place */
     for (int i = i0; !rc && i < i1; i++) {
         const void *b;
         uint64_t p0, np;
         g1_jac_t part;
-        rc = bases_of(sm, i, &b, ctx->d_h, pk->n_h, &p0, &np, wait_ns ? wait_ns : &unused, err);
+        rc = gpu_stream_bases(sm, i, &b, ctx->d_h, pk->n_h, &p0, &np, wait_ns ? wait_ns : &unused, err);
         if (!rc) rc = gpu_g1_msm_dev(ctx, i == i0 ? &out->h : &part, (const g1a_d *)b, hc + p0, NULL, np, NULL, st, err);
         if (!rc && i > i0) g1_jac_add(&out->h, &out->h, &part);
         if (!rc && sm) {   /* no early return (CK): the flag and the loans are undone below */
             const cudaError_t e = cudaStreamSynchronize(st);
             if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaStreamSynchronize(h piece)", __FILE__, __LINE__);
         }
-        stream_consumed(sm, i);
+        gpu_stream_consumed(sm, i);
     }
     ctx->msm_sc_dead = false;
     if (!rc) {
