@@ -106,6 +106,15 @@ int bench_gpu_vary_apply(const char *cmd, const struct bench_gpu_vary *vy, int v
     return 0;
 }
 
+int bench_gpu_vary_step(const char *cmd, const struct bench_gpu_vary *vy, int v, struct cuzk_error *err)
+{
+    if (!vy->n) return CUZK_OK;
+    if (bench_gpu_vary_apply(cmd, vy, v))
+        return cuzk_fail(err, CUZK_E_INVALID_ARG, "--vary %s=%s", vy->name, vy->vals[v]);
+    printf("[vary] %s=%s\n", vy->name, vy->vals[v]);
+    return CUZK_OK;
+}
+
 int bench_gpu_parse_tuning(const char *cmd, int argc, char **argv, struct bench_gpu_vary *v,
                            char **args, int *nargs)
 {

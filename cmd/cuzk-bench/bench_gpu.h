@@ -45,12 +45,16 @@ struct bench_gpu_vary {
 int bench_gpu_parse_tuning(const char *cmd, int argc, char **argv, struct bench_gpu_vary *v,
                            char **args, int *nargs);
 int bench_gpu_vary_apply(const char *cmd, const struct bench_gpu_vary *vy, int v);
+/* A timed run's variant v: its knobs set and a "[vary] NAME=VALUE" line printed (nothing
+ * without --vary); CUZK_E_INVALID_ARG in err when the knobs cannot be set. */
+int bench_gpu_vary_step(const char *cmd, const struct bench_gpu_vary *vy, int v, struct cuzk_error *err);
 struct gpu_ctx *open_gpu(int dev);      /* with the --trace / --set options applied */
 void *make_points(int g, size_t distinct);      /* g = 1 or 2; malloc'd; NULL on failure */
 double ms_of(uint64_t ns);
 /* A random key of the right lengths for pl->s (pinned: cudaMallocHost). */
 int pl_key(struct plike *pl, bool pinned, struct cuzk_error *err);
-void pl_free_key(struct g16_pk *pk, bool pinned);
+/* Everything pl holds: its key (allocated pinned or not), shape, witness and point tables. */
+void pl_free(struct plike *pl, bool key_pinned);
 /* Upload (shape, and the key unless streamed), a warm-up and reps timed proves; medians. */
 int pl_time(struct gpu_ctx *ctx, struct plike *pl, int reps, bool streamed, struct cuzk_error *err);
 /* proofs back to back by one prover, then by two provers with witness prefetch. */

@@ -147,10 +147,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
                     (unsigned long long)pk.n_b);
     fflush(stdout);
     struct gpu_ctx *ctx = NULL;
-    if (!rc && vy.n) {
-        if (bench_gpu_vary_apply("gpu-circuit", &vy, 0)) return 2;
-        printf("[vary] %s=%s\n", vy.name, vy.vals[0]);
-    }
+    if (!rc) rc = bench_gpu_vary_step("gpu-circuit", &vy, 0, &err);
     if (!rc && !(ctx = open_gpu(dev))) rc = cuzk_fail(&err, CUZK_E_NO_GPU, "no GPU context on device %d", dev);
     bool streamed = false;
     if (!rc) rc = pl_time(ctx, &pl, reps, false, &err);
@@ -167,12 +164,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     }
     /* --vary: the other values, each on a fresh context in the mode the first one found */
     for (int v = 1; !rc && v < vy.n; v++) {
-        if (bench_gpu_vary_apply("gpu-circuit", &vy, v)) {
-            rc = CUZK_E_INVALID_ARG;
-            snprintf(err.msg, sizeof err.msg, "--vary %s=%s", vy.name, vy.vals[v]);
-            break;
-        }
-        printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
+        if ((rc = bench_gpu_vary_step("gpu-circuit", &vy, v, &err))) break;
         gpu_ctx_unload(ctx);
         gpu_ctx_free(ctx);
         ctx = open_gpu(dev);
@@ -182,12 +174,7 @@ BENCH_CMD(gpu_circuit, "gpu-circuit",
     if (rc) fprintf(stderr, "gpu-circuit: %s\n", err.msg);
     if (ctx) gpu_ctx_unload(ctx);
     gpu_ctx_free(ctx);
-    pl_free_key(&pk, false);
-    g16_shape_free(&s);
-    cuzk_free(pl.in);
-    cuzk_free(pl.aux);
-    free((void *)pl.p1);
-    free((void *)pl.p2);
+    pl_free(&pl, false);
     return rc ? 1 : 0;
 usage:
     fprintf(stderr, "usage: cuzk-bench gpu-circuit --kind window-post|winning-post|snap --sector-size SIZE "

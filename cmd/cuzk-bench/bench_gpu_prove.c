@@ -215,7 +215,7 @@ static int pl_alloc(void **out, size_t bytes, bool pinned, struct cuzk_error *er
     return *out ? CUZK_OK : cuzk_fail(err, CUZK_E_NOMEM, "gpu-prove: host allocation of %zu bytes failed", bytes);
 }
 
-void pl_free_key(struct g16_pk *pk, bool pinned)
+static void pl_free_key(struct g16_pk *pk, bool pinned)
 {
     void *v[5] = {pk->h, pk->l, pk->a, pk->b_g1, pk->b_g2};
     for (int k = 0; k < 5; k++) {
@@ -225,6 +225,16 @@ void pl_free_key(struct g16_pk *pk, bool pinned)
     pk->h = pk->l = pk->a = pk->b_g1 = NULL;
     pk->b_g2 = NULL;
     g16_pk_free(pk);   /* the vk */
+}
+
+void pl_free(struct plike *pl, bool key_pinned)
+{
+    pl_free_key(pl->pk, key_pinned);
+    g16_shape_free(pl->s);
+    cuzk_free(pl->in);
+    cuzk_free(pl->aux);
+    free((void *)pl->p1);
+    free((void *)pl->p2);
 }
 
 static int pl_build(struct plike *pl, unsigned lg, bool pinned, struct cuzk_error *err)
@@ -601,15 +611,8 @@ BENCH_CMD(gpu_porep, "gpu-porep",
             if (!ctx) rc = CUZK_E_NO_GPU, snprintf(err.msg, sizeof err.msg, "no GPU context");
         }
         for (int v = 0; v < (vy.n ? vy.n : 1) && !rc && ctx && strcmp(key, "streamed"); v++) {
-            if (vy.n) {
-                if (bench_gpu_vary_apply("gpu-porep", &vy, v)) {
-                    rc = CUZK_E_INVALID_ARG;
-                    snprintf(err.msg, sizeof err.msg, "--vary %s=%s", vy.name, vy.vals[v]);
-                    break;
-                }
-                printf("[vary] %s=%s\n", vy.name, vy.vals[v]);
-            }
-            rc = pl_time(ctx, &pl, reps, false, &err);
+            rc = bench_gpu_vary_step("gpu-porep", &vy, v, &err);
+            if (!rc) rc = pl_time(ctx, &pl, reps, false, &err);
         }
         if (!rc && ctx && strcmp(key, "streamed") && pipeline) rc = pl_pipeline(ctx, &pl, pipeline, &err);
         if (!rc && ctx && strcmp(key, "resident")) rc = pl_time(ctx, &pl, reps, true, &err);
@@ -617,12 +620,7 @@ BENCH_CMD(gpu_porep, "gpu-porep",
         if (ctx) gpu_ctx_unload(ctx);
         gpu_ctx_free(ctx);
         for (int k = 0; k < 7; k++) gpu_host_unregister(reg[k]);
-        pl_free_key(&pk, pinned == 1);
-        g16_shape_free(&s);
-        cuzk_free(pl.in);
-        cuzk_free(pl.aux);
-        free((void *)pl.p1);
-        free((void *)pl.p2);
+        pl_free(&pl, pinned == 1);
         return rc ? 1 : 0;
     }
 usage:
