@@ -22,6 +22,7 @@ TEST(limits_need_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no daemo
 #include "client.h"
 #include "cuzk/filecoin.h"
 #include "cuzk/v1/proving.pb-c.h"
+#include "big_request.h"
 #include "daemon_harness.h"
 
 /* ------------------------------------------------------------- helpers -- */
@@ -66,22 +67,6 @@ static int http_get(int port, const char *path)
     int code = 0;
     sscanf(buf, "HTTP/%*s %d", &code);
     return code;
-}
-
-/* One large request on its own connection. */
-struct big_ctx { const char *addr; const uint8_t *msg; size_t len; int st; };
-static void *send_big(void *arg)
-{
-    struct big_ctx *b = arg;
-    struct cz_client *c = NULL;
-    if (cz_connect(&c, b->addr, NULL)) return NULL;
-    char det[512];
-    uint8_t *resp = NULL;
-    size_t rl = 0;
-    b->st = cz_call_raw(c, CZ_METHOD("SubmitProof"), b->msg, b->len, &resp, &rl, 120000, det, sizeof det);
-    free(resp);
-    cz_close(c);
-    return NULL;
 }
 
 /* ------------------------------------------------- request memory -- */
@@ -136,7 +121,7 @@ TEST_T(large_parses_bounded_and_memory_returned, 240)
     struct big_ctx b[N];
     pthread_t t[N];
     for (int i = 0; i < N; i++) {
-        b[i] = (struct big_ctx){d.addr, msg, ml, -1};
+        b[i] = (struct big_ctx){d.addr, msg, ml, -1, NULL};
         pthread_create(&t[i], NULL, send_big, &b[i]);
     }
     for (int i = 0; i < N; i++) pthread_join(t[i], NULL);

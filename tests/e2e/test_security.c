@@ -29,6 +29,7 @@ TEST(security_needs_grpc) { test_skip("built with CUZK_CLIENT=0 (no gRPC): no da
 #include "client.h"
 #include "cuzk/filecoin.h"
 #include "cuzk/v1/proving.pb-c.h"
+#include "big_request.h"
 #include "daemon_harness.h"
 
 /* ------------------------------------------------------------- helpers -- */
@@ -661,23 +662,6 @@ TEST_T(waiters_are_capped, 120)
     for (int i = 0; i < 2; i++) ASSERT_EQ_INT(w[i].st, 0);
     cz_close(c);
     h_stop_and_clean(&d, 30);
-}
-
-/* One large request on its own connection (the limits on large requests: test_limits.c). */
-struct big_ctx { const char *addr; const uint8_t *msg; size_t len; int st; const char *method; };
-static void *send_big(void *arg)
-{
-    struct big_ctx *b = arg;
-    struct cz_client *c = NULL;
-    if (cz_connect(&c, b->addr, NULL)) return NULL;
-    char det[512];
-    uint8_t *resp = NULL;
-    size_t rl = 0;
-    b->st = cz_call_raw(c, b->method ? b->method : CZ_METHOD("SubmitProof"), b->msg, b->len, &resp, &rl,
-                        120000, det, sizeof det);
-    free(resp);
-    cz_close(c);
-    return NULL;
 }
 
 /* A large Prove (over 1 MiB on the wire) holds its large-request slot only while it is decoded
