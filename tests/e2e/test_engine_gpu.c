@@ -21,6 +21,7 @@ TEST(engine_gpu_needs_daemon_build) { test_skip("built with CUZK_CLIENT=0: no da
 #include "cuzk/engine.h"
 #include "cuzk/log.h"
 #include "cuzk/util.h"
+#include "engine_kit.h"
 
 #define NDEV 2
 
@@ -420,29 +421,6 @@ static const struct engine_srs_snap *find_srs(const struct engine_snapshot *s, c
     for (size_t i = 0; i < s->n_srs; i++)
         if (!strcmp(s->srs[i].circuit_id, id)) return &s->srs[i];
     return NULL;
-}
-
-/* a SYNTHETIC job of `parts` circuits of n constraints at priority prio (0: NORMAL, the kind's
- * default; 4: CRITICAL, WinningPoSt's) */
-static void submit_prio(struct engine *e, const char *id, uint64_t n, uint32_t parts, int prio)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    struct engine_request r;
-    memset(&r, 0, sizeof r);
-    r.request_id = id;
-    r.priority = prio;
-    r.kind = ENGINE_KIND_SYNTHETIC;
-    r.synthetic.constraints = n;
-    r.synthetic.partitions = parts;
-    char job[ENGINE_ID_MAX];
-    uint32_t pos;
-    bool existing;
-    ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
-}
-
-static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
-{
-    submit_prio(e, id, n, parts, 0);
 }
 
 /* partitions of job id in state st (enum engine_part_state), from the status snapshot */

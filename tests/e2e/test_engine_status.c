@@ -17,6 +17,7 @@ TEST(engine_status_needs_daemon_build) { test_skip("built with CUZK_CLIENT=0: no
 #include "cuzk/groth16.h"
 #include "cuzk/log.h"
 #include "cuzk/util.h"
+#include "engine_kit.h"
 
 static struct engine *start(const char *param_cache, int validation)
 {
@@ -119,21 +120,6 @@ TEST_T(key_load_progress_in_snapshot, 120)
     snprintf(v, sizeof v, "%s.validated", path);
     unlink(v);
     rmdir(dir);
-}
-
-static void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    struct engine_request r;
-    memset(&r, 0, sizeof r);
-    r.request_id = id;
-    r.kind = ENGINE_KIND_SYNTHETIC;
-    r.synthetic.constraints = n;
-    r.synthetic.partitions = parts;
-    char job[ENGINE_ID_MAX];
-    uint32_t pos;
-    bool existing;
-    ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
 }
 
 static int await_status(struct engine *e, const char *id)

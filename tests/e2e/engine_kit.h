@@ -1,0 +1,36 @@
+/* engine_kit.h: what the engine tests without a daemon share (test_engine_gpu.c,
+ * test_engine_status.c): submitting a SYNTHETIC job straight to an engine. Header-only. */
+#ifndef CUZK_E2E_ENGINE_KIT_H
+#define CUZK_E2E_ENGINE_KIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuzk/engine.h"
+#include "test.h"
+
+/* A SYNTHETIC job of `parts` circuits of n constraints at priority prio (0: NORMAL, the kind's
+ * default; 4: CRITICAL, WinningPoSt's); the submit must succeed. */
+static inline void submit_prio(struct engine *e, const char *id, uint64_t n, uint32_t parts, int prio)
+{
+    struct cuzk_error err_s, *err = &err_s;
+    struct engine_request r;
+    memset(&r, 0, sizeof r);
+    r.request_id = id;
+    r.priority = prio;
+    r.kind = ENGINE_KIND_SYNTHETIC;
+    r.synthetic.constraints = n;
+    r.synthetic.partitions = parts;
+    char job[ENGINE_ID_MAX];
+    uint32_t pos;
+    bool existing;
+    ASSERT_OK(engine_submit(e, &r, job, &pos, &existing, err), err);
+}
+
+static inline void submit(struct engine *e, const char *id, uint64_t n, uint32_t parts)
+{
+    submit_prio(e, id, n, parts, 0);
+}
+
+#endif
