@@ -105,21 +105,29 @@ static void prog_cb(void *ctx, const char *query, uint64_t done, uint64_t total)
     strcat(r->order, " ");
 }
 
-TEST(setup_progress_counts_every_multiplication)
+/* The key of a synthetic circuit of n constraints made twice from one seed: pk by
+ * g16_setup_with reporting its progress into *rec, ref by g16_setup in one piece. */
+static void setup_reporting(uint64_t n, struct prog_rec *rec, struct g16_pk *pk, struct g16_pk *ref)
 {
     struct cuzk_error err_s, *err = &err_s;
-    struct synth_params p = {300, 3, false};
+    struct synth_params p = {n, 3, false};
     struct g16_shape s;
     ASSERT_OK(synth_build_shape(&s, &p, err), err);
     cuzk_rng r1, r2;
     cuzk_rng_seed(&r1, test_seed());
     r2 = r1;
+    memset(rec, 0, sizeof *rec);
+    struct g16_fixed_base fb = {.progress = prog_cb, .pctx = rec};
+    ASSERT_OK(g16_setup_with(pk, &s, &r1, NULL, &fb, err), err);
+    ASSERT_OK(g16_setup(ref, &s, &r2, NULL, err), err);
+    g16_shape_free(&s);
+}
+
+TEST(setup_progress_counts_every_multiplication)
+{
     struct prog_rec rec;
-    memset(&rec, 0, sizeof rec);
-    struct g16_fixed_base fb = {.progress = prog_cb, .pctx = &rec};
     struct g16_pk pk, ref;
-    ASSERT_OK(g16_setup_with(&pk, &s, &r1, NULL, &fb, err), err);
-    ASSERT_OK(g16_setup(&ref, &s, &r2, NULL, err), err);
+    setup_reporting(300, &rec, &pk, &ref);
     ASSERT(!rec.bad);
     ASSERT_EQ_INT(rec.calls, 7);
     ASSERT_STR_CONTAINS(rec.order, "qap h ic l a b_g1 b_g2 ");
@@ -131,7 +139,6 @@ TEST(setup_progress_counts_every_multiplication)
     ASSERT_MEM_EQ(pk.b_g2, ref.b_g2, pk.n_b * sizeof(g2_aff_t));
     g16_pk_free(&pk);
     g16_pk_free(&ref);
-    g16_shape_free(&s);
 }
 
 /* A circuit whose queries exceed a slice (2^12 points): h (8191 points) and the other large
@@ -139,19 +146,9 @@ TEST(setup_progress_counts_every_multiplication)
  * byte the one g16_setup makes in one piece from the same seed. */
 TEST(setup_progress_in_slices_same_key)
 {
-    struct cuzk_error err_s, *err = &err_s;
-    struct synth_params p = {5000, 3, false};
-    struct g16_shape s;
-    ASSERT_OK(synth_build_shape(&s, &p, err), err);
-    cuzk_rng r1, r2;
-    cuzk_rng_seed(&r1, test_seed());
-    r2 = r1;
     struct prog_rec rec;
-    memset(&rec, 0, sizeof rec);
-    struct g16_fixed_base fb = {.progress = prog_cb, .pctx = &rec};
     struct g16_pk pk, ref;
-    ASSERT_OK(g16_setup_with(&pk, &s, &r1, NULL, &fb, err), err);
-    ASSERT_OK(g16_setup(&ref, &s, &r2, NULL, err), err);
+    setup_reporting(5000, &rec, &pk, &ref);
     ASSERT(!rec.bad);
     ASSERT(rec.calls > 7);
     ASSERT_STR_CONTAINS(rec.order, "qap h h ");   /* 8191 points: two slices */
@@ -169,7 +166,6 @@ TEST(setup_progress_in_slices_same_key)
     ASSERT_MEM_EQ(pk.vk.ic, ref.vk.ic, pk.vk.n_ic * sizeof(g1_aff_t));
     g16_pk_free(&pk);
     g16_pk_free(&ref);
-    g16_shape_free(&s);
 }
 
 TEST(setup_matches_naive_recomputation)
