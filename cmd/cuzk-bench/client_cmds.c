@@ -432,10 +432,10 @@ static void *batch_worker(void *arg)
         Cuzk__V1__ProveResponse *res = NULL;
         double t0 = now_s();
         int st = prove_once(b->c, b->o, &res, details, sizeof details);
-        double wall = now_s() - t0;
+        const double t1 = now_s(), wall = t1 - t0;
         pthread_mutex_lock(&b->mu);
         b->wall[i] = wall;
-        b->done[i] = now_s() - b->t0;
+        b->done[i] = t1 - b->t0;
         if (b->pr.tty) fputs("\r\033[K", stdout);   /* the progress line gives way to the result */
         if (st) {
             printf("  [%" PRIu64 "/%" PRIu64 "] RPC_ERROR — %.1fs (%s: %s) at %.1fs\n", i + 1, b->count, wall,

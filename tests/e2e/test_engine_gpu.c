@@ -910,22 +910,6 @@ TEST_T(pinned_key_is_unpinned_once_every_device_holds_it, 120)
     rmdir(dir);
 }
 
-/* param_cache file synthetic-<n>.params in dir, of a fresh local setup */
-static void write_params(const char *dir, uint64_t n)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    struct synth_params sp = {.n_constraints = n, .n_public = 2};
-    struct g16_shape shape;
-    struct g16_pk pk;
-    ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
-    ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
-    char path[160];
-    snprintf(path, sizeof path, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
-    ASSERT_OK(g16_params_write(&pk, path, err), err);
-    g16_pk_free(&pk);
-    g16_shape_free(&shape);
-}
-
 static void remove_params(const char *dir, uint64_t n)
 {
     char path[200];
@@ -1008,8 +992,9 @@ TEST_T(deadline_proof_goes_beside_the_running_jobs_key, 60)
 {
     char dir[] = "/tmp/cuzk-test-beside-XXXXXX";
     ASSERT(mkdtemp(dir));
-    write_params(dir, 64);
-    write_params(dir, 32);
+    char path[160];
+    write_params(dir, 64, path, sizeof path);
+    write_params(dir, 32, path, sizeof path);
     struct key_run r;
     run_late_key(dir, &fake_beside_ops, 4, false, &r);
     ASSERT_EQ_U64(r.calls, 3);
@@ -1033,8 +1018,9 @@ TEST_T(a_later_job_waits_for_the_running_jobs_key, 60)
 {
     char dir[] = "/tmp/cuzk-test-wait-XXXXXX";
     ASSERT(mkdtemp(dir));
-    write_params(dir, 64);
-    write_params(dir, 32);
+    char path[160];
+    write_params(dir, 64, path, sizeof path);
+    write_params(dir, 32, path, sizeof path);
     static const struct { const struct engine_backend_ops *ops; bool nomem; const char *what; } cases[] = {
         {&fake_beside_ops, true, "does not fit beside"}, {&fake_copy_ops, false, "no prove_beside"}};
     for (int c = 0; c < 2; c++) {

@@ -42,21 +42,6 @@ static void stop(struct engine *e)
     engine_free(e);
 }
 
-/* dir/synthetic-<n>.params from a local setup with the synthetic kind's public inputs */
-static void write_params(const char *dir, uint64_t n, char *path, size_t cap)
-{
-    struct cuzk_error err_s, *err = &err_s;
-    struct synth_params sp = {.n_constraints = n, .n_public = 2};
-    struct g16_shape shape;
-    struct g16_pk pk;
-    ASSERT_OK(synth_build_shape(&shape, &sp, err), err);
-    ASSERT_OK(g16_setup(&pk, &shape, NULL, pool_default(), err), err);
-    snprintf(path, cap, "%s/synthetic-%llu.params", dir, (unsigned long long)n);
-    ASSERT_OK(g16_params_write(&pk, path, err), err);
-    g16_pk_free(&pk);
-    g16_shape_free(&shape);
-}
-
 struct preload { struct engine *e; const char *id; int rc; atomic_bool done; };
 static void *preload_run(void *arg)
 {

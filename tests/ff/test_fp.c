@@ -3,12 +3,7 @@
  * tests/ff/gmp_oracle.h; timings are `cuzk-bench ff`. */
 #include "cuzk/ff.h"
 
-#define GO_ELEM        fp_t
-#define GO_LIMBS       6
-#define GO_MODULUS_HEX "1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb1" \
-                      "53ffffb9feffffffffaaab"
-#define GO_HIGH_BIT    380
-#include "gmp_oracle.h"
+#include "gmp_oracle_fp.h"
 
 #define NRAND 20000
 
