@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deadline-bench.sh: deadlines under load (issue 48). One daemon, one GPU, the card saturated by
-# a PoRep C2 batch (SIZE, `cuzk-bench batch -c COUNT -j 2`) while WinningPoSt requests (CRITICAL,
+# a PoRep C2 batch (SIZE, `cuzk-bench batch -c COUNT -j CONC`) while WinningPoSt requests (CRITICAL,
 # sector size SIZE) arrive every INTERVAL seconds and WindowPoSt partitions (HIGH, sector size
 # WSIZE) every WINDOW_INTERVAL seconds between them, each through its own `cuzk-bench single`
 # (its `wall time:` line is the latency: submit to the verified answer of the Prove call).
@@ -47,10 +47,15 @@
 #   INTERVAL=30 COUNT_WINNING=10 FIRST=20 ALONE_COUNT=8 REQ_TIMEOUT=30 BUDGET_S=585: a ~30-proof
 #   loaded batch (~5.5 min) after an 8-proof batch alone, in one 10-minute device call with the
 #   keys made; the default INTERVAL=15 keeps a call at ~7 min.
-#   COUNT=           PoRep proofs of the loaded batch; default ceil((last arrival + INTERVAL) /
-#                    EST_S), so the batch outlasts every arrival; EST_S= the s/proof estimate
-#                    (default 0.7 x the warm-up PoRep proof's wall time); CONC=2 (the batches' -j)
-#   ALONE_COUNT=COUNT PoRep proofs of the batch alone (its steady rate needs >= 3)
+#   COUNT=           PoRep proofs of the loaded batch; default ceil((last arrival + INTERVAL +
+#                    the warm-up proof's wall time) / the batch alone's s/proof), so the batch
+#                    outlasts every arrival (its first answer comes about one proof's wall time
+#                    after it starts)
+#   CONC=3           the batches' -j: with two proofs in flight the card idled whenever both
+#                    ended close together and the next request was still being decoded
+#   ALONE_COUNT=     PoRep proofs of the batch alone (its steady rate needs >= 3); default
+#                    ceil((last arrival + INTERVAL) / EST_S), EST_S= an s/proof estimate
+#                    (default 0.7 x the warm-up PoRep proof's wall time)
 #   ALONE_N=3        PoSt requests of each kind measured alone (window, winning, window, ...)
 #   WIN_GOAL_MS=2000 LOSS_GOAL_PCT=5 BUSY_GOAL=0.95
 #   BUDGET_S=540     the run's time limit (from the script's start): the loaded batch is stopped
@@ -91,7 +96,7 @@ COUNT_WINNING=${COUNT_WINNING:-10}
 COUNT_WINDOW=${COUNT_WINDOW:-$(( (COUNT_WINNING + 1) / 2 ))}
 WINDOW_INTERVAL=${WINDOW_INTERVAL:-$(awk -v i="$INTERVAL" 'BEGIN { print 2 * i }')}
 FIRST=${FIRST:-$INTERVAL}
-CONC=${CONC:-2}
+CONC=${CONC:-3}
 ALONE_N=${ALONE_N:-3}
 WIN_GOAL_MS=${WIN_GOAL_MS:-2000}
 LOSS_GOAL_PCT=${LOSS_GOAL_PCT:-5}
@@ -344,12 +349,13 @@ LAST=$(awk 'END { print $1 + 0 }' "$OUT/arrivals.txt")
 # is lower than the warm-up's wall time (H100, 32 GiB: 11.59 against 15.9 s; sized from the
 # warm-up itself, 3 of 10 arrivals fell after the batch): 0.7 of it, so the batch outlasts them
 EST_S=${EST_S:-$(awk -v w="$WARM_S" 'BEGIN { printf "%.1f", 0.7 * w }')}
-COUNT=${COUNT:-$(awk -v l="$LAST" -v i="$INTERVAL" -v e="$EST_S" 'BEGIN { c = (l + i) / e; n = int(c); if (n < c) n++; print (n < 1 ? 1 : n) }')}
-case "$COUNT" in ''|0|*[!0-9]*) fail "COUNT=$COUNT: expected a whole number >= 1" ;; esac
-ALONE_COUNT=${ALONE_COUNT:-$COUNT}
-case "$ALONE_COUNT" in ''|0|*[!0-9]*) fail "ALONE_COUNT=$ALONE_COUNT: expected a whole number >= 1" ;; esac
+# ceil_div A B C: the least whole number >= (A + B) / C, at least 1
+ceil_div() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { c = (a + b) / d; n = int(c); if (n < c) n++; print (n < 1 ? 1 : n) }'; }
+ALONE_COUNT=${ALONE_COUNT:-$(ceil_div "$LAST" "$INTERVAL" "$EST_S")}
+case "$ALONE_COUNT" in ''|0|*[!0-9]*) fail "ALONE_COUNT: expected a whole number >= 1" ;; esac
+case "${COUNT:-1}" in 0|*[!0-9]*) fail "COUNT=$COUNT: expected a whole number >= 1" ;; esac
 echo "schedule: $COUNT_WINNING WinningPoSt every $INTERVAL s and $COUNT_WINDOW WindowPoSt every $WINDOW_INTERVAL s," \
-     "the last at $LAST s; PoRep batch -c $COUNT -j $CONC (EST_S $EST_S s/proof), alone -c $ALONE_COUNT"
+     "the last at $LAST s; PoRep batches at -j $CONC, alone -c $ALONE_COUNT"
 
 # batch_s FILE ELAPSED: a batch's steady s/proof: from its first answer to its last over the
 # answers after the first (each COMPLETED line ends "at T s"; a batch stopped before its summary
@@ -415,6 +421,8 @@ sed -n "$from,${to}p" "$OUT/daemon.log" > "$T/alone.log"
 BUSY_ALONE=$(busy_of "$OUT/timeline-alone.txt")
 KBUSY_ALONE=$(kernel_busy "$T/alone.log")
 read -r LOCK_MED LOCK_MAX LOCK_N <<< "$(lock_stats "$from" "$to")"
+# the loaded batch outlasts the last arrival at the rate alone (deadline proofs only slow it)
+COUNT=${COUNT:-$(ceil_div "$LAST" "$(awk -v i="$INTERVAL" -v w="$WARM_S" 'BEGIN { print i + w }')" "${S_ALONE:-$EST_S}")}
 echo "PoRep batch alone: $el s, $S_ALONE s/proof, GPU busy ${KBUSY_ALONE:-?} in kernels (${BUSY_ALONE:-?} lock held), device lock per partition median $LOCK_MED ms (max $LOCK_MAX, $LOCK_N partitions)"
 
 # 6. the batch under the deadline load: the batch in the background, each arrival its own

@@ -32,7 +32,7 @@ function stat(name, arr, n,   i, mx) {
     mx = 0; for (i = 1; i <= n; i++) if (arr[i] > mx) mx = arr[i]
     if (n) printf "  %-26s median %7.0f ms   max %7.0f ms   (%d partitions)\n", name, median(arr, n), mx, n
 }
-BEGIN { NPH = split("abc ntt h l a bg1 bg2", ph, " ") }
+BEGIN { NPH = split("wit abc ntt h l a bg1 bg2", ph, " ") }
 $1 == "TIMELINE" {
     t = $2 + 0; ev = $3; job = $4
     d = $5; for (i = 6; i <= NF; i++) d = d "," $i

@@ -189,6 +189,8 @@ struct g16_proof { g1_aff_t a; g2_aff_t b; g1_aff_t c; };
 
 /* Wall time per phase, nanoseconds (summed over the circuits of one call). */
 struct g16_timings {
+    uint64_t wit_ns;   /* GPU: waiting for the witness on the device (its upload, or the rest of
+                        * a staged upload still in flight); 0 on the CPU */
     uint64_t abc_ns, ntt_ns, msm_h_ns, msm_l_ns, msm_a_ns, msm_b_g1_ns, msm_b_g2_ns,
              assembly_ns, total_ns;
 };

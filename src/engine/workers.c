@@ -200,9 +200,9 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
         t1 = cuzk_now_ns();
         gpu_ns = t1 - t0;
         /* the backend's phases, so a timeline shows where a partition's GPU time went */
-        clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64 ",abc_ms=%" PRIu64
+        clog_timeline("GPU_END", j->id, "worker=%u,partition=%u,gpu_ms=%" PRIu64 ",wit_ms=%" PRIu64 ",abc_ms=%" PRIu64
                       ",ntt_ms=%" PRIu64 ",h_ms=%" PRIu64 ",l_ms=%" PRIu64 ",a_ms=%" PRIu64
-                      ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ns_to_ms(gpu_ns), ns_to_ms(t.abc_ns),
+                      ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ns_to_ms(gpu_ns), ns_to_ms(t.wit_ns), ns_to_ms(t.abc_ns),
                       ns_to_ms(t.ntt_ns), ns_to_ms(t.msm_h_ns), ns_to_ms(t.msm_l_ns), ns_to_ms(t.msm_a_ns), ns_to_ms(t.msm_b_g1_ns),
                       ns_to_ms(t.msm_b_g2_ns));
     }

@@ -333,6 +333,10 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     struct gpu_wit_slot *ws = NULL;
     rc = gpu_wit_acquire(ctx, s, w, packed, st, &ws, err);
     if (rc) return rc;
+    /* apart from abc: a witness staged just before the lock still crosses PCIe under it
+     * (~4 GiB for a 32 GiB WindowPoSt partition), which the next worker's staging hides */
+    const uint64_t dw = lap(st, &t0);
+    if (t) t->wit_ns += dw;
     rc = prove_phases(out, s, pk, ctx, sm, t, gpu_wit_dev(ws->d, ws->valoff), d, lg, N, t0, err);
     if (!rc) {
         cudaError_t e = cudaStreamSynchronize(st);
