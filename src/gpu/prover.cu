@@ -299,6 +299,7 @@ static int prove_streamed(struct g16_msm_results *out, const struct g16_shape *s
     struct streamer sm;
     int rc = gpu_stream_start(&sm, ctx, pk, err);
     if (rc) return rc;
+    if (!gpu_tuning.stream_after_wit) gpu_stream_go(&sm);
     rc = prove_body(out, s, pk, w, packed, ctx, &sm, t, err);
     gpu_stream_stop(&sm);
     struct gpu_stream_stats *ss = &ctx->stream_stats;
@@ -334,9 +335,11 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     rc = gpu_wit_acquire(ctx, s, w, packed, st, &ws, err);
     if (rc) return rc;
     /* apart from abc: a witness staged just before the lock still crosses PCIe under it
-     * (~4 GiB for a 32 GiB WindowPoSt partition), which the next worker's staging hides */
+     * (~4 GiB for a 32 GiB WindowPoSt partition), which the next worker's staging hides; a
+     * streamed key's upload starts only now, so that the two do not share the link */
     const uint64_t dw = lap(st, &t0);
     if (t) t->wit_ns += dw;
+    gpu_stream_go(sm);
     rc = prove_phases(out, s, pk, ctx, sm, t, gpu_wit_dev(ws->d, ws->valoff), d, lg, N, t0, err);
     if (!rc) {
         cudaError_t e = cudaStreamSynchronize(st);

@@ -27,6 +27,9 @@ static void *streamer_main(void *arg)
     int rc = CUZK_OK;
     cudaError_t e = cudaSetDevice(sm->ctx->dev);
     if (e != cudaSuccess) rc = gpu_fail_cuda(err, e, "cudaSetDevice", __FILE__, __LINE__);
+    pthread_mutex_lock(&sm->mu);
+    while (!sm->stop && !sm->go) pthread_cond_wait(&sm->cv, &sm->mu);
+    pthread_mutex_unlock(&sm->mu);
     sm->t_start = cuzk_now_ns();
     for (int i = 0; !rc && i < sm->npieces; i++) {
         pthread_mutex_lock(&sm->mu);
@@ -163,6 +166,15 @@ void *gpu_stream_idle_buffer(const struct streamer *sm, int i)
         if (!used) return sm->dev[b];
     }
     return NULL;
+}
+
+void gpu_stream_go(struct streamer *sm)
+{
+    if (!sm) return;
+    pthread_mutex_lock(&sm->mu);
+    sm->go = true;
+    pthread_cond_broadcast(&sm->cv);
+    pthread_mutex_unlock(&sm->mu);
 }
 
 void gpu_stream_consumed(struct streamer *sm, int i)
