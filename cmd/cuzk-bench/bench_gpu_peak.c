@@ -35,6 +35,9 @@ BENCH_CMD(gpu_peak, "gpu-peak", "GPU peaks for the roofline: gpu-peak [--reps R]
            p.imad / p.fr_mul);
     printf("gpu_peak_fp_mul        %8.2f G/s  (%.0f IMAD-slots per product at the IMAD peak)\n", p.fp_mul / 1e9,
            p.imad / p.fp_mul);
+    printf("gpu_peak_fr_mul_fp64   %8.2f G/s  (52-bit limbs on the FP64 pipe; %llu of %llu checked products wrong)\n",
+           p.fr_mul_fp64 / 1e9, p.fr_fp64_bad, p.fr_fp64_checked);
+    printf("gpu_peak_fr_mul_mix    %8.2f G/s  (half IMAD, half FP64 products in one loop)\n", p.fr_mul_mix / 1e9);
     printf("gpu_peak_dram_read     %8.1f GB/s\n", p.dram_read / 1e9);
     printf("gpu_peak_dram_copy     %8.1f GB/s (read + write)\n", p.dram_copy / 1e9);
     return 0;

@@ -19,6 +19,9 @@ struct gpu_peak {
     double dfma;                /* FP64 fused multiply-adds */
     double mix_imad, mix_dfma;  /* both in one loop: each pipe's rate while the other runs */
     double fr_mul, fp_mul;      /* Montgomery products of field.cuh, independent chains */
+    double fr_mul_fp64;         /* Fr products in 52-bit limbs on the FP64 pipe (peak.cu) */
+    double fr_mul_mix;          /* half of each in one loop: products of both kinds per second */
+    unsigned long long fr_fp64_checked, fr_fp64_bad;   /* FP64 products checked against field.cuh's */
     /* DRAM, bytes per second */
     double dram_read;           /* streaming 16-byte loads over 4 GiB */
     double dram_copy;           /* read + write counted, 2 GiB to 2 GiB */
