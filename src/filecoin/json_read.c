@@ -39,6 +39,7 @@ struct lexer {
     const char *sval; /* string in the source, or NULL: in the arena at soff */
     size_t slen, soff;
     bool snul;        /* the decoded string holds a NUL ("\u0000") */
+    size_t bound;     /* the most nodes any parse of this input can make (count_bound) */
 };
 
 /* ---- errors ------------------------------------------------------------------------------- */
@@ -417,13 +418,36 @@ static bool next(struct lexer *lx)
 
 /* ---- parser ------------------------------------------------------------------------------- */
 
+/* Huge pages where the kernel offers them: a 32 GiB C1's nodes are ~170 MB, and first-touch
+ * faults on 4 KiB pages were a third of the parse. */
+static void advise_huge(void *p, size_t n)
+{
+    if (n < (2u << 20)) return;
+    uintptr_t b = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+    if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+}
+
+/* More room for nodes, up to lx->bound (which no parse can pass). The first allocation
+ * (jr_parse) fits a C1 already; growing serves dense documents (tiny values), and keeps a
+ * document that fails early from asking for its whole bound first. */
+static bool grow(struct lexer *lx)
+{
+    struct jr_doc *d = lx->d;
+    size_t cap = d->cap + d->cap / 2 + 1024;
+    if (cap > lx->bound) cap = lx->bound;
+    if (cap <= d->cap) return lx_fail(lx, ERR_OTHER, lx->tend, "internal: node bound exceeded");
+    struct jr_node *q = cuzk_realloc(d->n, cap * sizeof *q);
+    if (!q) return lx_nomem(lx);
+    d->n = q;
+    d->cap = cap;
+    advise_huge(q, cap * sizeof *q);
+    return true;
+}
+
 static inline size_t push(struct lexer *lx, enum jr_type t)
 {
     struct jr_doc *d = lx->d;
-    if (d->count == d->cap) { /* cannot happen: cap is an upper bound (see count_bound) */
-        lx_fail(lx, ERR_OTHER, lx->tend, "internal: node bound exceeded");
-        return JR_NONE;
-    }
+    if (d->count == d->cap && !grow(lx)) return JR_NONE;
     size_t i = d->count++;
     d->n[i] = (struct jr_node){.type = (uint8_t)t};
     return i;
@@ -593,19 +617,15 @@ int jr_parse(struct jr_doc *d, const void *src, size_t len, struct jr_error *e)
         snprintf(e->text, sizeof e->text, "document of %zu bytes is over the 4 GiB this reader takes", len);
         return e->code;
     }
-    d->cap = count_bound(lx.s, len);
+    /* a C1 has one node per ~3.5 bytes: a third of the length is room for it in one block */
+    lx.bound = count_bound(lx.s, len);
+    d->cap = len / 3 + 16 < lx.bound ? len / 3 + 16 : lx.bound;
     d->n = cuzk_malloc(d->cap * sizeof *d->n);
     if (!d->n) {
         lx_nomem(&lx);
         return e->code;
     }
-    if (d->cap * sizeof *d->n >= (2u << 20)) {
-        /* huge pages where the kernel offers them: a 32 GiB C1's nodes are ~170 MB, and
-         * first-touch faults on 4 KiB pages were a third of the parse */
-        uintptr_t b = ((uintptr_t)d->n + 4095) & ~(uintptr_t)4095;
-        uintptr_t t = ((uintptr_t)d->n + d->cap * sizeof *d->n) & ~(uintptr_t)4095;
-        if (t > b) (void)madvise((void *)b, t - b, MADV_HUGEPAGE);
-    }
+    advise_huge(d->n, d->cap * sizeof *d->n);
     bool ok = next(&lx);
     if (ok && lx.tok != '[' && lx.tok != '{') ok = lx_fail(&lx, ERR_SYNTAX, lx.tend, "'[' or '{' expected");
     ok = ok && parse_value(&lx) && next(&lx);

@@ -4,7 +4,9 @@
  * Why not jansson: a 32 GiB C1 is ~38 MB of JSON, mostly arrays of byte-integers; jansson
  * allocates a heap object per value and per array slot, so parsing cost is dominated by
  * malloc/free and page faults. Here the document becomes a flat array of 16-byte nodes in
- * document order (pre-order), sized once from an upper bound, so a parse is one allocation.
+ * document order (pre-order): one allocation sized from the length fits a C1, and denser
+ * documents grow it up to a bound no parse can pass (one node per '[', '{', ',' or ':', plus
+ * the root), so memory stays within 16 bytes per byte of input.
  *
  * Layout invariants:
  *  - node 0 is the root (always an array or object, as jansson requires without DECODE_ANY);
