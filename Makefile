@@ -352,9 +352,10 @@ test-gpu: gpu
 # ===================================================================================== end GPU ====
 
 # ================================================================================== filecoin ====
-# libcuzk_fil.a: src/filecoin (registered proofs, graph, challenges, C1 JSON via jansson,
-# gen-vanilla, PoRep witness and public inputs). Linked into cuzk-bench, cuzk-params and the
-# tests/filecoin programs; the core library never depends on it (nor on jansson). The
+# libcuzk_fil.a: src/filecoin (registered proofs, graph, challenges, C1 JSON via its own
+# reader json_read.c, gen-vanilla, PoRep witness and public inputs). Linked into cuzk-bench,
+# cuzk-params and the tests/filecoin programs (which link jansson as the reader's test oracle);
+# the core library never depends on it (nor on jansson). The
 # programs' generic rule links $^ with the core library before this one, so the core library
 # is named a second time (as build/lib/./…) after it.
 FIL_LIB        := $(BUILD)/lib/libcuzk_fil.a

@@ -159,6 +159,53 @@ static int load_c1(struct fil_c1 *c, const char *path)
     return 0;
 }
 
+/* The C1 request parse alone, as the daemon runs it before a PoRep job is enqueued: the
+ * median of --reps parses of the same bytes, and the allocation meter's peak for one parse
+ * (the share RPC_PARSE_FACTOR reserves is a multiple of the request's size). A file whose
+ * first bytes name "Phase1Out" is Curio's wrapper, else a bare SealCommitPhase1Output. */
+BENCH_CMD(c1_parse, "c1-parse", "c1-parse FILE [--reps N]: median C1 JSON parse time and metered peak")
+{
+    uint64_t reps = 5;
+    if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--reps") && bench_parse_u64(&reps, argv[3]) &&
+                       reps >= 1 && reps <= 1000)) {
+        fprintf(stderr, "usage: cuzk-bench c1-parse FILE [--reps N]   (N: 1..1000, default 5)\n");
+        return 2;
+    }
+    char *buf;
+    size_t n;
+    if (read_file(&buf, &n, argv[1])) return 1;
+    const char *key = strstr(buf, "\"Phase1Out\"");
+    bool wrapper = key && key - buf < 256;
+    double *ms = malloc(reps * sizeof *ms);
+    uint64_t peak = 0;
+    struct fil_c1 c = {0};
+    for (uint64_t r = 0; ms && r < reps; r++) {
+        struct cuzk_error err = {0};
+        struct cuzk_meter m;
+        cuzk_meter_begin(&m, UINT64_MAX, 0);
+        uint64_t t0 = cuzk_now_ns();
+        int rc = wrapper ? fil_c1_parse_wrapper(&c, buf, n, &err) : fil_c1_parse_phase1(&c, buf, n, &err);
+        ms[r] = ms_since(t0);
+        cuzk_meter_end();
+        if (rc) {
+            fprintf(stderr, "%s: %s (%s)\n", argv[1], err.msg, cuzk_errname(rc));
+            free(ms);
+            free(buf);
+            return 1;
+        }
+        peak = m.peak;
+        if (r + 1 < reps) fil_c1_free(&c);
+    }
+    if (!ms) return free(buf), 1;
+    printf("c1-parse %s: %s %s, %zu bytes: median %.1f ms of %llu, metered peak %.1f MiB (%.2f x the file)\n",
+           argv[1], wrapper ? "wrapper" : "phase1", c.proof->name, n, bench_median(ms, reps), (unsigned long long)reps,
+           (double)peak / (1 << 20), (double)peak / (double)n);
+    fil_c1_free(&c);
+    free(ms);
+    free(buf);
+    return 0;
+}
+
 static int porep_witness(fr_t **inputs, fr_t **aux, uint32_t *n_in, uint32_t *n_aux, const struct fil_c1 *c,
                          unsigned k, struct cuzk_error *err)
 {

@@ -3,6 +3,7 @@
  * Curio's wrapper {"SectorNum","Phase1Out","SectorSize"}. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cuzk/filecoin.h"
 #include "cuzk/util.h"
@@ -48,8 +49,24 @@ int fil_base64_decode(uint8_t **out, size_t *out_len, const char *in, size_t n, 
                          "base64: length %zu is not a multiple of 4 (truncated?)", n);
     uint8_t *o = cuzk_malloc(n / 4 * 3 + 1);
     if (!o) return cuzk_fail(err, CUZK_E_NOMEM, "base64: %zu bytes", n);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 4) {
+    if (n / 4 * 3 >= (2u << 20)) {
+        /* huge pages where offered: fewer first-touch faults on a 32 GiB C1's ~38 MB */
+        uintptr_t b = ((uintptr_t)o + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)o + n / 4 * 3) & ~(uintptr_t)4095;
+        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+    }
+    size_t k = 0, i = 0;
+    /* every quad but the last has no padding: decode without the per-character checks, and
+     * leave a bad character to the careful loop below, which names it */
+    for (; i + 4 < n; i += 4) {
+        int8_t a = dec[(uint8_t)in[i]], b = dec[(uint8_t)in[i + 1]], c = dec[(uint8_t)in[i + 2]],
+               d = dec[(uint8_t)in[i + 3]];
+        if ((a | b | c | d) < 0) break;
+        uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+        o[k++] = (uint8_t)(v >> 16);
+        o[k++] = (uint8_t)(v >> 8);
+        o[k++] = (uint8_t)v;
+    }
+    for (; i < n; i += 4) {
         int v[4];
         unsigned pad = 0;
         for (int j = 0; j < 4; j++) {

@@ -371,3 +371,37 @@ TEST(wrapper_parse_within_meter)
         fil_c1_free(&c);
     }
 }
+
+/* base64 (Phase1Out): random bytes of every length mod 3 round-trip through the encoder, and
+ * a character outside the alphabet (or '=' before the end) at any offset, in the body or the
+ * last quad, is refused naming that offset and character. */
+TEST(base64_roundtrip_and_bad_character_offsets)
+{
+    for (size_t n = 3000; n < 3003; n++) {
+        uint8_t *raw = malloc(n);
+        cuzk_rng_bytes(test_rng(), raw, n);
+        size_t bl;
+        char *b = fil_base64_encode(raw, n, &bl);
+        ASSERT(b);
+        uint8_t *out;
+        size_t on;
+        ASSERT_OK(fil_base64_decode(&out, &on, b, bl, E), E);
+        ASSERT_EQ_INT(on, n);
+        ASSERT(!memcmp(out, raw, n));
+        cuzk_free(out);
+        size_t at[] = {0, 1, 5, 2047, bl / 2, bl - 5, bl - 3};
+        for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+            for (int k = 0; k < 2; k++) {
+                char was = b[at[i]], bad = k ? '=' : '*';
+                b[at[i]] = bad;
+                char want[80];
+                snprintf(want, sizeof want, "base64: offset %zu: invalid character 0x%02x", at[i], (unsigned)bad);
+                ASSERT_EQ_INT(fil_base64_decode(&out, &on, b, bl, E), CUZK_E_BAD_ENCODING);
+                ASSERT_STR_CONTAINS(E->msg, want);
+                b[at[i]] = was;
+            }
+        }
+        cuzk_free(b);
+        free(raw);
+    }
+}
