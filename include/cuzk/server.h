@@ -16,9 +16,9 @@
 #define RPC_LARGE_REQUEST (1u << 20)
 /* A large request reserves this many times its size from the engine's memory budget from the
  * moment it is handed over until its job is submitted, and its decoding and parse may allocate
- * no more than that (a real PoRep C1 peaks at ~12 times: its decoded copy, the base64-decoded
- * text and a JSON tree ~13 times that text: docs/decisions.md). One that could never fit is
- * refused with RESOURCE_EXHAUSTED. */
+ * no more than that (a real PoRep C1 peaks at ~6 times: its decoded copy, the base64-decoded
+ * text and the C1 reader's nodes, ~4.5 times that text and never more than 8: docs/decisions.md).
+ * One that could never fit is refused with RESOURCE_EXHAUSTED. */
 #define RPC_PARSE_FACTOR 16u
 
 struct rpc_options {
