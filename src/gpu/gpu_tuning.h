@@ -74,8 +74,9 @@ extern "C" {
     /* device buffers the streamed key may take (fewer: test hook; "Streamed key: a third        \
      * device buffer once the context has proved") */                                             \
     X(stream_bufs, "stream.bufs", 3, 1, 3)                                                        \
-    /* EXPERIMENT: 1 = the streamed key's upload waits for the witness, 0 = starts at once */   \
-    X(stream_after_wit, "stream.after_wit", 1, 0, 1)                                               \
+    /* EXPERIMENT, not yet measured: 1 = the streamed key's upload waits for the witness to be  \
+     * on the device (gpu_stream_go), 0 = it starts with the prove, as measured so far */         \
+    X(stream_after_wit, "stream.after_wit", 0, 0, 1)                                               \
     /* streamed key piece, bytes; 0 = the memory plan's (smaller: test hook) */                    \
     X(stream_piece, "stream.piece", 0, 0, UINT64_MAX)                                              \
     /* SpMV rows of more terms take a warp each, read when a shape is loaded ("SpMV: a warp per  \

@@ -335,8 +335,9 @@ static int prove_body(struct g16_msm_results *out, const struct g16_shape *s,
     rc = gpu_wit_acquire(ctx, s, w, packed, st, &ws, err);
     if (rc) return rc;
     /* apart from abc: a witness staged just before the lock still crosses PCIe under it
-     * (~4 GiB for a 32 GiB WindowPoSt partition), which the next worker's staging hides; a
-     * streamed key's upload starts only now, so that the two do not share the link */
+     * (~4 GiB for a 32 GiB WindowPoSt partition), which the next worker's staging hides; with
+     * stream.after_wit a streamed key's upload starts only now, so that the two do not share
+     * the link (an experiment: docs/decisions.md) */
     const uint64_t dw = lap(st, &t0);
     if (t) t->wit_ns += dw;
     gpu_stream_go(sm);

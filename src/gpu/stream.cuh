@@ -46,9 +46,9 @@ struct streamer {
 /* Allocate the buffers (one to three) and start the helper thread. */
 int gpu_stream_start(struct streamer *sm, struct gpu_ctx *ctx, const struct g16_pk *pk,
                      struct cuzk_error *err);
-/* The witness is on the device: the helper thread may begin uploading (no-op for sm NULL).
- * Until then it waits, so that the witness, which the first kernels need, does not share
- * PCIe with key pieces that only the H MSM needs. */
+/* The helper thread may begin uploading (no-op for sm NULL): at once, or with
+ * stream.after_wit once the witness is on the device, so that the witness, which the first
+ * kernels need, does not share PCIe with key pieces that only the H MSM needs. */
 void gpu_stream_go(struct streamer *sm);
 /* The pieces of vector k: [*i0, *i1) (sm NULL, the key resident: one piece, index k). */
 void gpu_stream_pieces(const struct streamer *sm, int k, int *i0, int *i1);
