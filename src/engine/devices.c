@@ -12,13 +12,12 @@
 
 #define DEV_NOMEM_TRIES 8   /* about 80 s of waiting for device memory, then the partition fails */
 
-/* The GPU's telemetry right after a partition left it (TIMELINE GPU_STATE), so a slow
- * partition can be told apart from a throttled or shared card. Outside the device lock and
- * the device turn: a fresh NVML sample may take tens of milliseconds (it is reused for a
- * second). */
-static void timeline_gpu_state(struct engine *e, const char *job_id, unsigned part, int ordinal)
+void dev_gpu_state(struct engine *e, const struct dev_call *c)
 {
-    if (!e->cfg.telemetry.sample) return;
+    if (!e->have_gpu || !e->cfg.telemetry.sample) return;
+    const char *job_id = c->job_id;
+    const unsigned part = c->part;
+    const int ordinal = e->be.ordinals[c->dev];
     struct nvml_sample t;
     e->cfg.telemetry.sample(e->cfg.telemetry.ctx, ordinal, &t);
     if (!t.present) {
@@ -327,9 +326,6 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
         dev_unlock(e, c->dev);
         dev_turn_release(e, c->dev);
         c->turn = false;
-        /* after the turn: a fresh sample takes ~40 ms (two 20 ms PCIe windows), which the
-         * next partition on this device would otherwise wait for */
-        timeline_gpu_state(e, c->job_id, c->part, e->be.ordinals[c->dev]);
         if (rc != CUZK_E_GPU_NOMEM || attempt >= DEV_NOMEM_TRIES) break;
         unsigned wait_s = attempt < 5 ? 1u << (attempt - 1) : 15;
         cuzk_log(CLOG_WARN, "GPU %d out of memory for partition %u of job %s (%s); retrying in %u s "
