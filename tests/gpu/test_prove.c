@@ -344,10 +344,12 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
         ASSERT_OK(g16_prove(&pc, &f.s, &f.pk, &w, 1, &r, &s, NULL, NULL, NULL, err), err);
         /* twice: the second prove reuses the buffers and staging chunks; with at most 1, 2
          * and 3 device buffers (stream.bufs; the third comes once the context has proved:
-         * these keys are small, so every buffer asked for fits) */
+         * these keys are small, so every buffer asked for fits); the upload starting with the
+         * prove, then after the witness (stream.after_wit) */
         for (int rep = 0; rep < 6; rep++) {
             const int maxb = 3 - rep / 2;
             gpu_tune("stream.bufs=%d", maxb);
+            gpu_tune("stream.after_wit=%d", rep & 1);
             ASSERT_OK(g16_prove(&pg, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
             struct gpu_stream_stats ss;
             gpu_ctx_stream_stats(ctx, &ss);
@@ -373,6 +375,7 @@ TEST(streamed_key_proofs_equal_cpu_proofs)
         g16_proof_to_bytes(bp, &pp);
         ASSERT_MEM_EQ(bc, bp, G16_PROOF_BYTES);
         gpu_tune("stream.bufs=3");
+        gpu_tune("stream.after_wit=0");
         /* and back to resident: the option off gives the resident path (stats zero) */
         gpu_test_stream_key(ctx, false);
         ASSERT_OK(g16_prove(&pp, &f.s, &f.pk, &w, 1, &r, &s, gpu_g16_backend, ctx, NULL, err), err);
