@@ -12,12 +12,10 @@
 
 #define DEV_NOMEM_TRIES 8   /* about 80 s of waiting for device memory, then the partition fails */
 
-void dev_gpu_state(struct engine *e, const struct dev_call *c)
+void dev_gpu_state(struct engine *e, unsigned dev, const char *job_id, unsigned part)
 {
     if (!e->have_gpu || !e->cfg.telemetry.sample) return;
-    const char *job_id = c->job_id;
-    const unsigned part = c->part;
-    const int ordinal = e->be.ordinals[c->dev];
+    const int ordinal = e->be.ordinals[dev];
     struct nvml_sample t;
     e->cfg.telemetry.sample(e->cfg.telemetry.ctx, ordinal, &t);
     if (!t.present) {

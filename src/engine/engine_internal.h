@@ -200,13 +200,13 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
                 struct cuzk_error *err);
 /* Witness prefetch before the device turn: stage w on c's device (its upload runs beside the
  * kernels of the partition that holds the device); unstage drops a copy no call took. */
-/* The GPU's telemetry right after partition c left it (TIMELINE GPU_STATE), so a slow
- * partition can be told apart from a throttled or shared card; no-op without a GPU or a
- * telemetry callback. Called by the worker after GPU_END, outside the device lock and turn:
- * a fresh NVML sample takes ~40 ms (two 20 ms PCIe windows; reused for a second), which the
- * next partition on the device would otherwise wait for, and which gpu_compute_ms would
- * count. */
-void dev_gpu_state(struct engine *e, const struct dev_call *c);
+/* Device dev's telemetry after partition `part` of job_id left it (TIMELINE GPU_STATE), so a
+ * slow partition can be told apart from a throttled or shared card; no-op without a GPU or a
+ * telemetry callback. The worker calls it last, once the partition's proof is verified and
+ * handed over, outside every lock: a fresh NVML sample takes ~40 ms (two 20 ms PCIe windows;
+ * reused for a second), which the next partition on the device, the partition's answer and
+ * its gpu_compute_ms would otherwise wait for or count. */
+void dev_gpu_state(struct engine *e, unsigned dev, const char *job_id, unsigned part);
 void dev_stage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
                const struct g16_assignment *w);
 void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,

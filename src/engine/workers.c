@@ -159,6 +159,9 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     struct g16_timings t;
     memset(&t, 0, sizeof t);
     struct g16_assignment asg = {pt->inputs, pt->aux};
+    /* the device whose telemetry follows this partition, sampled last (dev_gpu_state) */
+    bool sample = false;
+    char sample_id[ENGINE_ID_MAX];
 
     pthread_mutex_lock(&e->mu);
     bool skip = j->state == JOB_DONE;   /* cancelled or failed while it waited */
@@ -205,7 +208,10 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
                       ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ns_to_ms(gpu_ns), ns_to_ms(t.wit_ns), ns_to_ms(t.abc_ns),
                       ns_to_ms(t.ntt_ns), ns_to_ms(t.msm_h_ns), ns_to_ms(t.msm_l_ns), ns_to_ms(t.msm_a_ns), ns_to_ms(t.msm_b_g1_ns),
                       ns_to_ms(t.msm_b_g2_ns));
-        dev_gpu_state(e, &dc);
+        if (e->have_gpu) {
+            sample = true;
+            snprintf(sample_id, sizeof sample_id, "%s", j->id);
+        }
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);
@@ -297,6 +303,7 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
     }
     part_leave(e, j);
     pthread_mutex_unlock(&e->mu);
+    if (sample) dev_gpu_state(e, w->dev, sample_id, p);
 }
 
 /* May prover w take queued partition it now? (e->mu held) Not a GPU prover when the

@@ -1138,6 +1138,39 @@ TEST_T(telemetry_sample_does_not_hold_the_device, 60)
                "sample holds the device turn");
 }
 
+/* ... nor the partition's answer: the sample of a one-partition job's device comes after the
+ * job is answered (engine_await, 1 ms, finds it COMPLETED from inside the sample). */
+static struct engine *tele_engine;
+static int answered_before_sample = -1;
+static void answer_first_telemetry(void *ctx, int ordinal, struct nvml_sample *out)
+{
+    (void)ctx;
+    struct engine_result res;
+    struct cuzk_error er;
+    if (tele_engine && engine_await(tele_engine, "tele1", 1, &res, &er) == CUZK_OK) {
+        answered_before_sample = res.status == ENGINE_COMPLETED;
+        engine_result_free(&res);
+    }
+    memset(out, 0, sizeof *out);
+    out->present = out->has_util = true;
+    out->util_gpu = ordinal / 100.0;
+}
+
+TEST_T(telemetry_sample_follows_the_answer, 60)
+{
+    answered_before_sample = -1;
+    telemetry_next.sample = answer_first_telemetry;
+    struct engine *e = start_n(&fake_ops, "/nonexistent-cuzk-test", 1);
+    tele_engine = e;
+    submit(e, "tele1", 64, 1);
+    await_ok(e, "tele1", 1);
+    engine_shutdown(e, 5000);
+    tele_engine = NULL;
+    engine_free(e);
+    ASSERT_MSG(answered_before_sample == 1, "at the device's telemetry sample the job was %s",
+               answered_before_sample < 0 ? "not found" : "not yet answered");
+}
+
 TEST_T(timeline_shows_each_partitions_gpu_state, 60)
 {
     telemetry_next.sample = fake_telemetry;
