@@ -198,8 +198,6 @@ struct dev_call {
 int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const struct g16_pk *pk,
                 const struct g16_assignment *w, void *dev_call, struct g16_timings *t,
                 struct cuzk_error *err);
-/* Witness prefetch before the device turn: stage w on c's device (its upload runs beside the
- * kernels of the partition that holds the device); unstage drops a copy no call took. */
 /* Device dev's telemetry after partition `part` of job_id left it (TIMELINE GPU_STATE), so a
  * slow partition can be told apart from a throttled or shared card; no-op without a GPU or a
  * telemetry callback. The worker calls it last, once the partition's proof is verified and
@@ -207,6 +205,8 @@ int dev_backend(struct g16_msm_results *out, const struct g16_shape *s, const st
  * reused for a second), which the next partition on the device, the partition's answer and
  * its gpu_compute_ms would otherwise wait for or count. */
 void dev_gpu_state(struct engine *e, unsigned dev, const char *job_id, unsigned part);
+/* Witness prefetch before the device turn: stage w on c's device (its upload runs beside the
+ * kernels of the partition that holds the device); unstage drops a copy no call took. */
 void dev_stage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,
                const struct g16_assignment *w);
 void dev_unstage(struct engine *e, const struct dev_call *c, const struct g16_shape *s,

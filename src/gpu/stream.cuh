@@ -32,7 +32,7 @@ struct streamer {
     pthread_cond_t cv;
     int ready;      /* pieces [0, ready) are on the device */
     int consumed;   /* pieces [0, consumed) have been used by their MSM */
-    bool go;        /* the witness is on the device: uploads may begin (gpu_stream_go) */
+    bool go;        /* uploads may begin (gpu_stream_go) */
     bool stop;
     int rc;
     struct cuzk_error err;
