@@ -349,9 +349,10 @@ LAST=$(awk 'END { print $1 + 0 }' "$OUT/arrivals.txt")
 # is lower than the warm-up's wall time (H100, 32 GiB: 11.59 against 15.9 s; sized from the
 # warm-up itself, 3 of 10 arrivals fell after the batch): 0.7 of it, so the batch outlasts them
 EST_S=${EST_S:-$(awk -v w="$WARM_S" 'BEGIN { printf "%.1f", 0.7 * w }')}
-# ceil_div A B C: the least whole number >= (A + B) / C, at least 1
-ceil_div() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { c = (a + b) / d; n = int(c); if (n < c) n++; print (n < 1 ? 1 : n) }'; }
-ALONE_COUNT=${ALONE_COUNT:-$(ceil_div "$LAST" "$INTERVAL" "$EST_S")}
+# ceil_div D A...: the least whole number >= (A + ...) / D, at least 1
+ceil_div() { awk -v d="$1" -v s="${*:2}" 'BEGIN { n = split(s, t, " "); for (i = 1; i <= n; i++) a += t[i]
+    c = a / d; k = int(c); if (k < c) k++; print (k < 1 ? 1 : k) }'; }
+ALONE_COUNT=${ALONE_COUNT:-$(ceil_div "$EST_S" "$LAST" "$INTERVAL")}
 case "$ALONE_COUNT" in ''|0|*[!0-9]*) fail "ALONE_COUNT: expected a whole number >= 1" ;; esac
 case "${COUNT:-1}" in 0|*[!0-9]*) fail "COUNT=$COUNT: expected a whole number >= 1" ;; esac
 echo "schedule: $COUNT_WINNING WinningPoSt every $INTERVAL s and $COUNT_WINDOW WindowPoSt every $WINDOW_INTERVAL s," \
@@ -422,7 +423,7 @@ BUSY_ALONE=$(busy_of "$OUT/timeline-alone.txt")
 KBUSY_ALONE=$(kernel_busy "$T/alone.log")
 read -r LOCK_MED LOCK_MAX LOCK_N <<< "$(lock_stats "$from" "$to")"
 # the loaded batch outlasts the last arrival at the rate alone (deadline proofs only slow it)
-COUNT=${COUNT:-$(ceil_div "$LAST" "$(awk -v i="$INTERVAL" -v w="$WARM_S" 'BEGIN { print i + w }')" "${S_ALONE:-$EST_S}")}
+COUNT=${COUNT:-$(ceil_div "${S_ALONE:-$EST_S}" "$LAST" "$INTERVAL" "$WARM_S")}
 echo "PoRep batch alone: $el s, $S_ALONE s/proof, GPU busy ${KBUSY_ALONE:-?} in kernels (${BUSY_ALONE:-?} lock held), device lock per partition median $LOCK_MED ms (max $LOCK_MAX, $LOCK_N partitions)"
 
 # 6. the batch under the deadline load: the batch in the background, each arrival its own

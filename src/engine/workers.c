@@ -208,10 +208,8 @@ static void prove_one(struct engine *e, struct worker *w, struct job *j, uint32_
                       ",bg1_ms=%" PRIu64 ",bg2_ms=%" PRIu64, w->id, p, ns_to_ms(gpu_ns), ns_to_ms(t.wit_ns), ns_to_ms(t.abc_ns),
                       ns_to_ms(t.ntt_ns), ns_to_ms(t.msm_h_ns), ns_to_ms(t.msm_l_ns), ns_to_ms(t.msm_a_ns), ns_to_ms(t.msm_b_g1_ns),
                       ns_to_ms(t.msm_b_g2_ns));
-        if (e->have_gpu) {
-            sample = true;
-            snprintf(sample_id, sizeof sample_id, "%s", j->id);
-        }
+        sample = true;   /* dev_gpu_state: no-op without a GPU */
+        snprintf(sample_id, sizeof sample_id, "%s", j->id);
     }
     /* first release: the proving working set is gone */
     pthread_mutex_lock(&e->mu);

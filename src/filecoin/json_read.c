@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -418,14 +417,6 @@ static bool next(struct lexer *lx)
 
 /* ---- parser ------------------------------------------------------------------------------- */
 
-/* Huge pages where the kernel offers them: a 32 GiB C1's nodes are ~170 MB, and first-touch
- * faults on 4 KiB pages were a third of the parse. */
-static void advise_huge(void *p, size_t n)
-{
-    if (n < (2u << 20)) return;
-    uintptr_t b = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-    if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
-}
 
 /* More room for nodes, up to lx->bound (which no parse can pass). The first allocation
  * (jr_parse) fits a C1 already; growing serves dense documents (tiny values), and keeps a
@@ -440,7 +431,7 @@ static bool grow(struct lexer *lx)
     if (!q) return lx_nomem(lx);
     d->n = q;
     d->cap = cap;
-    advise_huge(q, cap * sizeof *q);
+    cuzk_advise_huge(q, cap * sizeof *q);   /* a 32 GiB C1's nodes are ~170 MB */
     return true;
 }
 
@@ -625,7 +616,7 @@ int jr_parse(struct jr_doc *d, const void *src, size_t len, struct jr_error *e)
         lx_nomem(&lx);
         return e->code;
     }
-    advise_huge(d->n, d->cap * sizeof *d->n);
+    cuzk_advise_huge(d->n, d->cap * sizeof *d->n);
     bool ok = next(&lx);
     if (ok && lx.tok != '[' && lx.tok != '{') ok = lx_fail(&lx, ERR_SYNTAX, lx.tend, "'[' or '{' expected");
     ok = ok && parse_value(&lx) && next(&lx);

@@ -2,7 +2,6 @@
  * the partition's public inputs recomputed from (replica_id, comm_d, comm_r, seed) exactly as
  * StackedCompound::generate_public_inputs orders them. */
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cuzk/filecoin.h"
 #include "cuzk/gadgets.h"
@@ -273,12 +272,7 @@ int fil_porep_witness_values_ex(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, u
         if (!in || !ax)
             rc = cuzk_fail(err, CUZK_E_NOMEM, "witness: %u aux values", l.n_aux);
     }
-    if (!rc && (size_t)l.n_aux * sizeof(fr_t) >= (2u << 20)) {
-        /* page-aligned part of the buffer: fewer, cheaper first-touch faults */
-        uintptr_t b = ((uintptr_t)ax + 4095) & ~(uintptr_t)4095;
-        uintptr_t e = ((uintptr_t)ax + (size_t)l.n_aux * sizeof(fr_t)) & ~(uintptr_t)4095;
-        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
-    }
+    if (!rc) cuzk_advise_huge(ax, (size_t)l.n_aux * sizeof(fr_t));
     if (!rc) rc = porep_witness_values(in, ax, &w.cfg, &w.w, pool, err);
     fil_porep_witness_free(&w);
     if (rc) {

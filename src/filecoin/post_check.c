@@ -5,7 +5,6 @@
  * partition is 23,490 paths of 10 Poseidon-8 hashes. */
 #include <inttypes.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cuzk/gadgets.h"
 #include "cuzk/util.h"
@@ -191,13 +190,7 @@ int fil_post_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint3
     if (rc) return rc;
     fr_t *in = cuzk_malloc((size_t)l.n_inputs * sizeof *in), *ax = cuzk_malloc(((size_t)l.n_aux + 1) * sizeof *ax);
     if (!in || !ax) rc = cuzk_fail(err, CUZK_E_NOMEM, "%s witness: %u aux", post_kind_name(c->kind), l.n_aux);
-    if (!rc && (size_t)l.n_aux * sizeof(fr_t) >= (2u << 20)) {
-        /* as porep_inputs.c: the page-aligned part in huge pages, fewer first-touch faults for
-         * the 4 GB of a 32 GiB WindowPoSt partition */
-        uintptr_t b = ((uintptr_t)ax + 4095) & ~(uintptr_t)4095;
-        uintptr_t e = ((uintptr_t)ax + (size_t)l.n_aux * sizeof(fr_t)) & ~(uintptr_t)4095;
-        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
-    }
+    if (!rc) cuzk_advise_huge(ax, (size_t)l.n_aux * sizeof(fr_t));   /* 4 GB at 32 GiB */
     if (!rc) rc = post_witness_values(in, ax, c, &part.w, pool, err);
     fil_post_partition_free(&part);
     if (rc) {

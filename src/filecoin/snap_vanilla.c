@@ -2,7 +2,6 @@
  * of one partition) into the SnapDeals witness of snap.h. Layout: docs/formats.md
  * ("Vanilla proofs (bincode)"). */
 #include <string.h>
-#include <sys/mman.h>
 
 #include "bincode.h"
 #include "cuzk/filecoin.h"
@@ -316,12 +315,7 @@ int fil_snap_witness_values(fr_t **inputs, fr_t **aux, uint32_t *n_inputs, uint3
     if (rc) return rc;
     fr_t *in = cuzk_malloc((size_t)l.n_inputs * sizeof(fr_t)), *ax = cuzk_malloc((size_t)l.n_aux * sizeof(fr_t));
     if (!in || !ax) rc = cuzk_fail(err, CUZK_E_NOMEM, "snap witness: %u aux values", l.n_aux);
-    if (!rc && (size_t)l.n_aux * sizeof(fr_t) >= (2u << 20)) {
-        /* page-aligned part of the buffer: fewer, cheaper first-touch faults */
-        uintptr_t b = ((uintptr_t)ax + 4095) & ~(uintptr_t)4095;
-        uintptr_t e = ((uintptr_t)ax + (size_t)l.n_aux * sizeof(fr_t)) & ~(uintptr_t)4095;
-        if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
-    }
+    if (!rc) cuzk_advise_huge(ax, (size_t)l.n_aux * sizeof(fr_t));
     if (!rc) rc = snap_witness_values(in, ax, c, &w, pool, err);
     if (rc) {
         cuzk_free(in);

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cuzk/util.h"
 
@@ -65,6 +66,13 @@ void *cuzk_realloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (q) meter_add(block_bytes(q), old);
     return q;
+}
+
+void cuzk_advise_huge(void *p, size_t n)
+{
+    if (!p || n < (2u << 20)) return;
+    const uintptr_t b = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+    if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
 }
 
 void cuzk_free(void *p)

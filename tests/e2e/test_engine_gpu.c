@@ -1148,7 +1148,7 @@ static void answer_first_telemetry(void *ctx, int ordinal, struct nvml_sample *o
     struct engine_result res;
     struct cuzk_error er;
     if (tele_engine && engine_await(tele_engine, "tele1", 1, &res, &er) == CUZK_OK) {
-        answered_before_sample = res.status == ENGINE_COMPLETED;
+        __atomic_store_n(&answered_before_sample, res.status == ENGINE_COMPLETED, __ATOMIC_SEQ_CST);
         engine_result_free(&res);
     }
     memset(out, 0, sizeof *out);
@@ -1164,9 +1164,11 @@ TEST_T(telemetry_sample_follows_the_answer, 60)
     tele_engine = e;
     submit(e, "tele1", 64, 1);
     await_ok(e, "tele1", 1);
+    /* the sample comes after the answer: wait for it before the engine stops */
+    for (int i = 0; i < 500 && __atomic_load_n(&answered_before_sample, __ATOMIC_SEQ_CST) < 0; i++) usleep(10000);
     engine_shutdown(e, 5000);
-    tele_engine = NULL;
     engine_free(e);
+    tele_engine = NULL;
     ASSERT_MSG(answered_before_sample == 1, "at the device's telemetry sample the job was %s",
                answered_before_sample < 0 ? "not found" : "not yet answered");
 }
